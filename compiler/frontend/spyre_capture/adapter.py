@@ -1,0 +1,580 @@
+"""Every access to Inductor's private internals (torch 2.13) lives in this module.
+
+Inductor's scheduler hooks, LoopBody, the ops-handler protocol and the IR node classes are
+private and change between releases, so they are used here only; the rest of spyre_capture
+sees plain dicts. See /work/shared/notes/inductor_capture.md for why each hook is needed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import torch
+
+from .errors import CaptureError, UnsupportedTorch
+from .index import describe_index
+
+REQUIRED_TORCH = "2.13."
+
+
+def check_torch_version(version: str) -> None:
+    """Raise UnsupportedTorch unless `version` is a 2.13.x release."""
+    if not version.startswith(REQUIRED_TORCH):
+        raise UnsupportedTorch(
+            f"spyre_capture hooks Inductor internals of torch 2.13 and needs torch==2.13.*; "
+            f"found torch {version}. Install torch==2.13.0 (e.g. the project's .venv)."
+        )
+
+
+check_torch_version(torch.__version__)
+
+import sympy  # noqa: E402
+from torch._inductor import config as inductor_config  # noqa: E402
+from torch._inductor import ir  # noqa: E402
+from torch._inductor import scheduler as inductor_scheduler  # noqa: E402
+from torch._inductor.codegen import common as codegen_common  # noqa: E402
+from torch._inductor.codegen.cpp import CppScheduling  # noqa: E402
+from torch._inductor.codegen.wrapper import PythonWrapperCodegen  # noqa: E402
+from torch._inductor.compile_fx import compile_fx, compile_fx_inner  # noqa: E402
+from torch._inductor.dtype_propagation import DtypePropagationOpsHandler  # noqa: E402
+from torch._inductor.ops_handler import DefaultHandler  # noqa: E402
+from torch._inductor.virtualized import V  # noqa: E402
+
+# Settings for stable, per-op IR (see the notes): caches off so the Scheduler always runs;
+# no reduction splitting, unrolling, buffer reuse or in-place buffers; no loop merging.
+CONFIG_PATCH: dict[str, Any] = {
+    "force_disable_caches": True,
+    "split_reductions": False,
+    "unroll_reductions_threshold": 1,
+    "permute_fusion": False,
+    "allow_buffer_reuse": False,
+    "inplace_buffers": False,
+    "online_softmax": False,
+    "loop_ordering_after_fusion": False,
+    "max_autotune": False,
+    "max_autotune_gemm": False,
+    "freezing": False,
+    "cpp_wrapper": False,
+    "fx_wrapper": False,
+    "reorder_for_peak_memory": False,
+    "graph_partition": False,
+    "size_asserts": False,
+    "combo_kernels": False,
+    # CPU lowers var_mean over <= 1024 elements as two sum passes; always use one Welford pass
+    # so layer_norm's IR does not change shape with the hidden size.
+    "cpp.use_two_step_variance_threshold": 0,
+}
+
+
+class CaptureScheduling(inductor_scheduler.BaseScheduling):
+    """A "cpu" scheduling that fuses nothing and emits no kernel code.
+
+    Lowering asks it for backend features as it would ask CppScheduling, so the IR is what CPU
+    lowering produces. The IR itself is read from the scheduler's final node list after
+    codegen (see `_build_graph_ir`), so this class only keeps the scheduler's bookkeeping.
+    """
+
+    def get_backend_features(self, device: torch.device) -> Any:
+        return CppScheduling.get_backend_features(device)
+
+    def can_fuse_vertical(self, node1: Any, node2: Any) -> bool:
+        return False
+
+    def can_fuse_horizontal(self, node1: Any, node2: Any) -> bool:
+        return False
+
+    def group_fn(self, sizes: Sequence[Sequence[sympy.Expr]]) -> Any:
+        return tuple(tuple(V.graph.sizevars.simplify(s) for s in group) for group in sizes)
+
+    def codegen_node(self, node: Any) -> None:
+        for snode in node.get_nodes():
+            snode.mark_run()
+        self.free_buffers_in_scheduler()
+
+    def codegen_template(self, template_node: Any, epilogue_nodes: Any, prologue_nodes: Any) -> None:
+        for snode in [template_node, *epilogue_nodes, *prologue_nodes]:
+            snode.mark_run()
+        self.free_buffers_in_scheduler()
+
+    def codegen_sync(self) -> None:
+        pass
+
+    def flush(self) -> None:
+        pass
+
+    def ready_to_flush(self) -> bool:
+        return False
+
+
+class _Session(threading.local):
+    """The GraphLowering objects whose Scheduler ran during the current inner compile."""
+
+    def __init__(self) -> None:
+        self.graphs: list[Any] = []
+
+
+_session = _Session()
+
+
+def _record_post_fusion(nodes: list[Any]) -> list[Any]:
+    # Called inside the Scheduler's constructor: V.graph is the graph being scheduled.
+    _session.graphs.append(V.graph)
+    return nodes
+
+
+@contextlib.contextmanager
+def capture_context() -> Iterator[None]:
+    """Route "cpu" scheduling to CaptureScheduling and apply CONFIG_PATCH, then restore."""
+    codegen_common.init_backend_registration()
+    saved = codegen_common.device_codegens.get("cpu")
+    codegen_common.register_backend_for_device("cpu", CaptureScheduling, PythonWrapperCodegen)
+    try:
+        with inductor_config.patch({**CONFIG_PATCH, "_post_fusion_custom_pass": _record_post_fusion}):
+            yield
+    finally:
+        if saved is None:
+            codegen_common.device_codegens.pop("cpu", None)
+        else:
+            codegen_common.device_codegens["cpu"] = saved
+
+
+class BoxedRunner:
+    """What AOTAutograd calls: the boxed convention (one list argument, cleared by the callee)."""
+
+    def __init__(self, runner: Callable[[list[torch.Tensor]], Sequence[torch.Tensor]]):
+        self._runner = runner
+        # An instance attribute: AOTAutograd wraps the backward in torch._dynamo.disable,
+        # whose functools.wraps copies __dict__ but not class attributes.
+        self._boxed_call = True
+
+    def __call__(self, args: list[Any]) -> list[Any]:
+        inputs = list(args)
+        args.clear()
+        return list(self._runner(inputs))
+
+
+GraphHandler = Callable[[dict, torch.fx.GraphModule], Callable[[list[torch.Tensor]], Sequence[torch.Tensor]]]
+
+
+def compile_with_capture(
+    gm: torch.fx.GraphModule,
+    example_inputs: Sequence[Any],
+    on_graph: GraphHandler,
+    graph_name: Callable[[], str],
+    source_root: str,
+) -> Callable[..., Any]:
+    """Run compile_fx on a Dynamo graph; for each post-AOT graph, build its IR and return
+    `on_graph(ir, post_aot_gm)`'s runner to AOTAutograd in place of Inductor's compiled code."""
+
+    def inner_compile(post_gm: torch.fx.GraphModule, inputs: Sequence[Any], **kwargs: Any) -> BoxedRunner:
+        _reject_symbolic(inputs)
+        static_idxs = set(kwargs.get("static_input_idxs") or ())
+        # Keep an eager copy: Inductor's post-grad passes rewrite post_gm in place.
+        eager_gm = _copy_graph_module(post_gm)
+        _session.graphs = []
+        # Re-entered here because AOTAutograd compiles a backward graph lazily, after
+        # compile_fx has returned.
+        with capture_context():
+            compile_fx_inner(post_gm, inputs, **kwargs)  # lowering + Scheduler; result unused
+        graphs, _session.graphs = _session.graphs, []
+        name = graph_name()
+        if graphs:
+            ir_dict = _build_graph_ir(graphs[-1], name, static_idxs, source_root)
+        else:  # Inductor skips graphs without calls: outputs are inputs
+            ir_dict = _build_trivial_ir(eager_gm, inputs, name, static_idxs)
+        return BoxedRunner(on_graph(ir_dict, eager_gm))
+
+    with capture_context():
+        return compile_fx(gm, list(example_inputs), inner_compile=inner_compile)
+
+
+def current_compile_id() -> tuple[int, int] | None:
+    cid = torch._guards.CompileContext.current_compile_id()
+    if cid is None or cid.frame_id is None:
+        return None
+    return (int(cid.frame_id), int(cid.frame_compile_id or 0))
+
+
+def _copy_graph_module(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    import copy
+
+    return torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
+
+
+def _reject_symbolic(inputs: Sequence[Any]) -> None:
+    for inp in inputs:
+        sym = isinstance(inp, torch.SymInt) or (
+            isinstance(inp, torch.Tensor)
+            and any(isinstance(s, torch.SymInt) for s in (*inp.shape, *inp.stride()))
+        )
+        if sym:
+            raise CaptureError(
+                "spyre_capture needs static shapes but Dynamo traced symbolic sizes; "
+                "call torch.compile(..., dynamic=False)."
+            )
+
+
+# ---------------------------------------------------------------- IR building
+
+
+def _dtype(dtype: torch.dtype | None) -> str | None:
+    return None if dtype is None else str(dtype).removeprefix("torch.")
+
+
+def _int(x: Any, what: str) -> int:
+    try:
+        return int(x)
+    except TypeError as e:
+        raise CaptureError(
+            f"symbolic {what} {x!r} in the captured graph; call torch.compile(..., dynamic=False)."
+        ) from e
+
+
+def _ints(xs: Sequence[Any], what: str) -> list[int]:
+    return [_int(x, what) for x in xs]
+
+
+def _layout_dict(layout: Any) -> dict:
+    return {
+        "dtype": _dtype(layout.dtype),
+        "size": _ints(layout.size, "size"),
+        "stride": _ints(layout.stride, "stride"),
+        "offset": _int(layout.offset, "offset"),
+    }
+
+
+def _storage_name(node: Any) -> str:
+    """The buffer whose storage `node` (a view, box or buffer) lives in."""
+    while isinstance(node, (ir.BaseView, ir.MutableBox)):
+        node = node.data
+    return node.get_name()
+
+
+def _tensor_dict(node: Any) -> dict:
+    spec = node.get_output_spec()
+    if isinstance(spec, ir.MultiOutputLayout):  # a fallback's tuple result: no single layout
+        return {"buffer": _storage_name(node), "dtype": None, "size": [], "stride": [], "offset": 0}
+    return {"buffer": _storage_name(node), **_layout_dict(node.get_layout())}
+
+
+def _build_graph_ir(graph: Any, name: str, static_idxs: set[int], source_root: str) -> dict:
+    with V.set_graph_handler(graph):
+        buffers: dict[str, dict] = {}
+        inputs = []
+        for i, in_name in enumerate(graph.graph_input_names):
+            value = graph.graph_inputs[in_name]
+            if not isinstance(value, ir.IRNode):
+                raise CaptureError(f"graph input {in_name} is not a tensor ({value!r}); use dynamic=False")
+            kind = "parameter" if i in static_idxs else "input"
+            buffers[in_name] = _buffer(in_name, kind, value.get_layout())
+            inputs.append(in_name)
+        for const_name in sorted(graph.constants):
+            t = graph.constants[const_name]
+            buffers[const_name] = {
+                "name": const_name, "kind": "constant", "dtype": _dtype(t.dtype),
+                "size": list(t.shape), "stride": list(t.stride()), "offset": t.storage_offset(),
+                "view_of": None,
+            }
+        nodes = []
+        for snode in graph.scheduler.nodes:
+            for sub in snode.get_nodes():
+                node_ir = _node_ir(sub, source_root)
+                for buf in sub.get_outputs():
+                    bname = buf.get_name()
+                    if bname not in buffers:
+                        buffers[bname] = _node_buffer(buf.node)
+                if node_ir is not None:
+                    nodes.append(node_ir)
+        outputs = [_output(o) for o in graph.graph_outputs]
+        for out in outputs:
+            b = buffers.get(out["buffer"])
+            if b is not None and b["kind"] == "intermediate":
+                b["kind"] = "output"
+    return {
+        "schema": "spyre-sim-ir",
+        "version": 1,
+        "torch_version": torch.__version__,
+        "stage": "scheduler",
+        "graph": name,
+        "buffers": list(buffers.values()),
+        "inputs": inputs,
+        "outputs": outputs,
+        "nodes": nodes,
+    }
+
+
+def _build_trivial_ir(gm: torch.fx.GraphModule, inputs: Sequence[Any], name: str, static_idxs: set[int]) -> dict:
+    """IR of a graph with no calls: every output is a graph input."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    buffers, names = [], []
+    for i, (ph, t) in enumerate(zip(placeholders, inputs)):
+        kind = "parameter" if i in static_idxs else "input"
+        buffers.append({
+            "name": ph.name, "kind": kind, "dtype": _dtype(t.dtype), "size": list(t.shape),
+            "stride": list(t.stride()), "offset": int(t.storage_offset()), "view_of": None,
+        })
+        names.append(ph.name)
+    by_node = {ph: b for ph, b in zip(placeholders, buffers)}
+    out_node = next(n for n in gm.graph.nodes if n.op == "output")
+    outputs = []
+    for arg in out_node.args[0]:
+        if arg not in by_node:
+            raise CaptureError(f"graph without calls returns a non-input {arg!r}")
+        b = by_node[arg]
+        outputs.append({k: b[k] for k in ("dtype", "size", "stride", "offset")} | {"buffer": b["name"]})
+    return {
+        "schema": "spyre-sim-ir", "version": 1, "torch_version": torch.__version__,
+        "stage": "scheduler", "graph": name, "buffers": buffers, "inputs": names,
+        "outputs": outputs, "nodes": [],
+    }
+
+
+def _buffer(name: str, kind: str, layout: Any, view_of: str | None = None) -> dict:
+    return {"name": name, "kind": kind, **_layout_dict(layout), "view_of": view_of}
+
+
+def _node_buffer(node: Any) -> dict:
+    layout = node.get_output_spec()
+    if isinstance(layout, ir.NonOwningLayout):
+        return _buffer(node.get_name(), "view", layout.view.get_layout(), _storage_name(layout.view))
+    if isinstance(layout, ir.MutationLayoutSHOULDREMOVE):
+        target = layout.get_buffer()
+        return _buffer(node.get_name(), "view", target.get_layout(), target.get_name())
+    if isinstance(layout, ir.MultiOutputLayout):  # a fallback's tuple; MultiOutputs hold tensors
+        return {"name": node.get_name(), "kind": "intermediate", "dtype": None, "size": [],
+                "stride": [], "offset": 0, "view_of": None}
+    return _buffer(node.get_name(), "intermediate", layout)
+
+
+def _output(node: Any) -> dict:
+    if isinstance(node, ir.ShapeAsConstantBuffer) or not isinstance(node, ir.IRNode):
+        raise CaptureError(f"graph output {node!r} is not a tensor; use dynamic=False")
+    return _tensor_dict(node)
+
+
+def _node_common(snode: Any, kind: str, source_root: str) -> dict:
+    origins = sorted(snode.node.get_origins(), key=lambda n: n.name)
+    aten = set()
+    for o in origins:
+        target = o.meta.get("original_aten") or (o.target if o.op == "call_function" else None)
+        if target is not None:
+            aten.add(str(target))
+    return {
+        "name": snode.get_name(),
+        "kind": kind,
+        "outputs": [b.get_name() for b in snode.get_outputs()],
+        "origins": [o.name for o in origins],
+        "aten": sorted(aten),
+        "source": _source_line(origins, source_root),
+    }
+
+
+def _graph_position(fx_node: Any, cache: dict) -> int:
+    graph = fx_node.graph
+    if graph not in cache:
+        cache[graph] = {n: i for i, n in enumerate(graph.nodes)}
+    return cache[graph].get(fx_node, -1)
+
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+
+
+def _source_line(origins: Sequence[Any], source_root: str) -> str | None:
+    """The innermost frame outside torch of the origin latest in graph order (the op that
+    produces the node's value) that has a stack trace."""
+    cache: dict = {}
+    for o in sorted(origins, key=lambda n: _graph_position(n, cache), reverse=True):
+        trace = o.meta.get("stack_trace")
+        if not trace:
+            continue
+        frames = [(f, int(line)) for f, line in _FRAME.findall(trace) if not f.startswith(_TORCH_DIR)]
+        if frames:
+            path, line = frames[-1]
+            rel = os.path.relpath(path, source_root)
+            return f"{path if rel.startswith('..') else rel}:{line}"
+    return None
+
+
+def _node_ir(snode: Any, source_root: str) -> dict | None:
+    node = snode.node
+    if isinstance(snode, inductor_scheduler.NopKernelSchedulerNode):
+        return None
+    if isinstance(snode, inductor_scheduler.SchedulerNode) and not snode.is_template():
+        return _loop_node_ir(snode, source_root)
+    if isinstance(node, ir.ExternKernel) and not isinstance(node, (ir.FallbackKernel, ir.MultiOutput)):
+        return _extern_node_ir(snode, "extern", source_root)
+    return _extern_node_ir(snode, "fallback", source_root)
+
+
+def _extern_node_ir(snode: Any, kind: str, source_root: str) -> dict:
+    node = snode.node
+    out = _node_common(snode, kind, source_root)
+    op = getattr(node, "op_overload", None)
+    kernel = getattr(node, "python_kernel_name", None)
+    if kernel is None and isinstance(node, ir.TemplateBuffer):
+        kernel = type(node).__name__
+    inputs = [_tensor_dict(i) for i in getattr(node, "inputs", []) if isinstance(i, ir.IRNode)]
+    layout = node.get_output_spec()
+    out.update({
+        "kernel": kernel or type(node).__name__,
+        "op_overload": str(op) if op is not None else None,
+        "inputs": inputs,
+        "constant_args": [_jsonable(a) for a in getattr(node, "constant_args", ())],
+        "kwargs": {k: _jsonable(v) for k, v in sorted(getattr(node, "kwargs", {}).items())},
+        "layout": _layout_dict(layout) if isinstance(layout, ir.Layout) and not isinstance(layout, ir.MultiOutputLayout) else None,
+    })
+    return out
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, (bool, int, str)) or v is None:
+        return v
+    if isinstance(v, float):
+        return v if v == v and abs(v) != float("inf") else str(v)
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, torch.dtype):
+        return _dtype(v)
+    if isinstance(v, sympy.Integer):
+        return int(v)
+    return str(v)
+
+
+def _loop_node_ir(snode: Any, source_root: str) -> dict:
+    iter_sizes, reduce_sizes = snode._sizes
+    iter_sizes = _ints(iter_sizes, "loop size")
+    reduce_sizes = _ints(reduce_sizes, "reduction size")
+    xs = [sympy.Symbol(f"x{i}", integer=True, nonnegative=True) for i in range(len(iter_sizes))]
+    rs = [sympy.Symbol(f"r{i}", integer=True, nonnegative=True) for i in range(len(reduce_sizes))]
+    recorder = _Recorder([s.name for s in (*xs, *rs)])
+    with V.set_ops_handler(recorder):
+        snode._body(xs, rs, allow_same_symbol_in_index=True)
+    reduction_type = snode.node.get_reduction_type() if snode.is_reduction() else None
+    out = _node_common(snode, "reduction" if reduction_type else "pointwise", source_root)
+    out.update({
+        "vars": [s.name for s in xs],
+        "sizes": iter_sizes,
+        "reduce_vars": [s.name for s in rs],
+        "reduce_sizes": reduce_sizes,
+        "reduction_type": reduction_type,
+        "body": recorder.ops,
+    })
+    return out
+
+
+class _Value:
+    """An SSA value of a replayed loop body; `.dtype` lets Inductor's dtype rules run on it."""
+
+    def __init__(self, name: str, dtype: torch.dtype | None):
+        self.name = name
+        self.dtype = dtype
+        self.is_scalar = False
+
+    def __str__(self) -> str:
+        return self.name
+
+
+_DTYPE_RULES: DtypePropagationOpsHandler | None = None
+
+
+def _dtype_rules() -> DtypePropagationOpsHandler:
+    global _DTYPE_RULES
+    if _DTYPE_RULES is None:
+        _DTYPE_RULES = DtypePropagationOpsHandler()
+    return _DTYPE_RULES
+
+
+class _Recorder(DefaultHandler):
+    """Ops handler that records each op of a LoopBody replay as an SSA instruction."""
+
+    def __init__(self, var_names: list[str], counter: list[int] | None = None):
+        self.var_names = var_names
+        self.ops: list[dict] = []
+        self._counter = counter if counter is not None else [0]
+
+    def _new_id(self) -> str:
+        name = f"v{self._counter[0]}"
+        self._counter[0] += 1
+        return name
+
+    def _emit(self, op: str, args: Sequence[Any], dtype: torch.dtype | None, **extra: Any) -> _Value:
+        vid = self._new_id()
+        self.ops.append({"id": vid, "op": op, "args": [self._operand(a) for a in args],
+                         "dtype": _dtype(dtype), **extra})
+        return _Value(vid, dtype)
+
+    def _operand(self, a: Any) -> str:
+        if isinstance(a, _Value):
+            return a.name
+        if isinstance(a, (bool, int, float)):  # a Python scalar operand: materialise it
+            dtype = torch.bool if isinstance(a, bool) else torch.int64 if isinstance(a, int) else torch.float32
+            return self.constant(a, dtype).name
+        raise CaptureError(f"unexpected loop-body operand {a!r}")
+
+    def _index(self, index: Any) -> dict:
+        return describe_index(index, self.var_names)
+
+    # -- memory
+    def load(self, name: str, index: Any) -> _Value:
+        return self._emit("load", [], V.graph.get_dtype(name), buffer=name, index=self._index(index))
+
+    def store(self, name: str, index: Any, value: Any, mode: Any = None) -> None:
+        self.ops.append({"op": "store", "args": [self._operand(value)], "buffer": name,
+                         "index": self._index(index), "mode": mode})
+
+    def store_reduction(self, name: str, index: Any, value: Any) -> None:
+        self.ops.append({"op": "store_reduction", "args": [self._operand(value)], "buffer": name,
+                         "index": self._index(index), "mode": None})
+
+    # -- values
+    def constant(self, value: Any, dtype: torch.dtype) -> _Value:
+        return self._emit("constant", [], dtype, value=_jsonable(value))
+
+    def index_expr(self, expr: Any, dtype: torch.dtype) -> _Value:
+        return self._emit("index_expr", [], dtype, index=self._index(expr))
+
+    def to_dtype(self, x: Any, dtype: torch.dtype, src_dtype: Any = None, use_compute_types: bool = True) -> _Value:
+        return self._emit("to_dtype", [x], dtype)
+
+    def to_dtype_bitcast(self, x: Any, dtype: torch.dtype, src_dtype: Any) -> _Value:
+        return self._emit("to_dtype_bitcast", [x], dtype)
+
+    def reduction(self, dtype: torch.dtype, src_dtype: torch.dtype, reduction_type: str, value: Any) -> Any:
+        args = list(value) if isinstance(value, tuple) else [value]
+        n = 3 if reduction_type in ("welford_reduce", "welford_combine") else 1
+        v = self._emit("reduction", args, dtype, reduction_type=reduction_type, outputs=n)
+        if n == 1:
+            return v
+        return tuple(_Value(f"{v.name}.{i}", dtype) for i in range(n))
+
+    def indirect_indexing(self, x: Any, size: Any, check: bool = True, wrap_neg: bool = True) -> sympy.Symbol:
+        v = self._emit("indirect_indexing", [x], torch.int64, size=_jsonable(size), check=bool(check))
+        return sympy.Symbol(v.name, integer=True)
+
+    def check_bounds(self, expr: Any, size: Any, lower: bool, upper: bool) -> None:
+        self.ops.append({"op": "check_bounds", "args": [], "index": self._index(expr),
+                         "size": _jsonable(size), "lower": bool(lower), "upper": bool(upper)})
+
+    def masked(self, mask: Any, body: Callable[[], Any], other: Any) -> _Value:
+        sub = _Recorder(self.var_names, self._counter)
+        with V.set_ops_handler(sub):
+            result = body()
+        dtype = result.dtype if isinstance(result, _Value) else None
+        return self._emit("masked", [mask], dtype, value=_jsonable(other), body=sub.ops)
+
+    def output(self, *args: Any) -> None:
+        pass
+
+    def _default(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Value:
+        try:
+            dtype = getattr(_dtype_rules(), name)(*args, **kwargs)
+        except Exception:  # no rule for this op/operands: leave the dtype unknown
+            dtype = None
+        values = [a for a in args if isinstance(a, (_Value, bool, int, float))]
+        return self._emit(name, values, dtype)

@@ -1,0 +1,89 @@
+"""Public API: capture Inductor's scheduled IR of a PyTorch model as SCHEMA.md v1 dicts."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+from . import adapter
+
+Runner = Callable[[list[torch.Tensor]], Sequence[torch.Tensor]]
+MakeRunner = Callable[[dict], Runner]
+
+
+def compile_graph(
+    gm: torch.fx.GraphModule,
+    example_inputs: Sequence[Any],
+    make_runner: MakeRunner,
+    *,
+    source_root: str | None = None,
+) -> Callable[..., Any]:
+    """Dynamo backend body: run Inductor up to its Scheduler and hand each scheduled graph's IR
+    to `make_runner`, whose runner then computes that graph when the compiled model is called.
+
+    `make_runner(ir)` is called once per captured graph, at compile time; the runner takes the
+    post-AOT flat inputs in `ir["inputs"]` order and returns tensors in `ir["outputs"]` order.
+    `source_root` (default: the working directory) is what `source` paths are made relative to.
+    """
+    return _compile(gm, example_inputs, lambda ir, _gm: make_runner(ir), source_root)
+
+
+def capture(model_or_fn: Callable[..., Any], example_inputs: Sequence[Any], *,
+            source_root: str | None = None) -> list[dict]:
+    """Compile `model_or_fn` once on `example_inputs` and return the IR of every graph, in
+    compile order. Resets Dynamo first so repeated captures are independent; the compiled
+    model runs the post-AOT graphs eagerly (only to finish the call)."""
+    torch._dynamo.reset()
+    captured: list[dict] = []
+    counter = itertools.count()
+
+    def on_graph(ir: dict, gm: torch.fx.GraphModule) -> Runner:
+        ir["graph"] = f"graph_{next(counter)}"
+        captured.append(ir)
+        return _eager_runner(gm)
+
+    def backend(gm: torch.fx.GraphModule, inputs: Sequence[Any]) -> Callable[..., Any]:
+        return _compile(gm, inputs, on_graph, source_root)
+
+    compiled = torch.compile(model_or_fn, backend=backend, dynamic=False, fullgraph=False)
+    with torch.no_grad():
+        compiled(*example_inputs)
+    torch._dynamo.reset()
+    return captured
+
+
+def to_json(ir: dict) -> str:
+    """Deterministic serialisation: sorted keys, fixed indentation, trailing newline."""
+    return json.dumps(ir, sort_keys=True, indent=1, allow_nan=False) + "\n"
+
+
+def _compile(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
+             on_graph: adapter.GraphHandler, source_root: str | None) -> Callable[..., Any]:
+    root = os.path.abspath(source_root or os.getcwd())
+    return adapter.compile_with_capture(gm, example_inputs, on_graph, _graph_namer(), root)
+
+
+def _graph_namer() -> Callable[[], str]:
+    """`graph_<frame>` from Dynamo's compile id (plus `_<recompile>`/`.<n>` when needed)."""
+    counter = itertools.count()
+
+    def name() -> str:
+        cid = adapter.current_compile_id()
+        base = "graph_0" if cid is None else f"graph_{cid[0]}" + (f"_{cid[1]}" if cid[1] else "")
+        n = next(counter)
+        return base if n == 0 else f"{base}.{n}"
+
+    return name
+
+
+def _eager_runner(gm: torch.fx.GraphModule) -> Runner:
+    def run(inputs: list[torch.Tensor]) -> list[torch.Tensor]:
+        with torch.no_grad():
+            return list(gm(*inputs))
+
+    return run

@@ -1,0 +1,42 @@
+#pragma once
+// The compiler: Inductor IR JSON (compiler/frontend/SCHEMA.md) to a per-core program
+// (isa::Program) and a compile report. Knows the ISA and the chip configuration, never the
+// simulator's insides.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "spyre/arch/arch.h"
+#include "spyre/isa/isa.h"
+
+namespace spyre::compiler {
+
+struct CompileOptions {
+  // `--set compiler.<key>=<value>`; unknown keys are an error naming the key.
+  void set(const std::string& key, const std::string& value);
+  bool fusion = true;
+};
+
+// Where the caller finds the graph's tensors in device memory. Inputs in the order of the IR's
+// `inputs`, outputs in the order of its `outputs` (an output's address already includes the
+// view's storage offset; size/stride describe the returned tensor).
+struct TensorBinding {
+  std::string name;
+  isa::DType dtype;
+  std::vector<int64_t> size, stride;
+  uint64_t dram_addr = 0;
+};
+
+struct CompileResult {
+  isa::Program program;
+  std::vector<TensorBinding> inputs, outputs;
+  nlohmann::json report;  // decisions: kernels, work split, tiles, LX plan, predicted cycles
+};
+
+// Throws spyre::Error naming the file, node and field (bad IR) or the node, ATen op and the
+// user's source line (unsupported op, shape or dtype; a working set that cannot fit LX).
+CompileResult compile(const nlohmann::json& ir, const arch::ArchConfig& cfg,
+                      const CompileOptions& opts = {}, const std::string& file = "<ir>");
+
+}  // namespace spyre::compiler

@@ -1,0 +1,101 @@
+#pragma once
+// The Inductor IR (compiler/frontend/SCHEMA.md v1) as C++ values, loaded and validated from
+// JSON. Every later pass may assume what `load_ir` checked: names resolve, lengths agree,
+// SSA operands are defined before use, dtypes are known.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "spyre/isa/dtype.h"
+
+namespace spyre::compiler::ir {
+
+struct Affine {
+  int64_t offset = 0;
+  std::map<std::string, int64_t> coeffs;  // absent variable: coefficient 0
+  int64_t coeff(const std::string& var) const {
+    auto it = coeffs.find(var);
+    return it == coeffs.end() ? 0 : it->second;
+  }
+};
+
+struct Index {
+  std::string expr;
+  std::optional<Affine> affine;  // null when the expression is not affine
+};
+
+struct Buffer {
+  std::string name, kind;  // kind: input, parameter, constant, intermediate, output, view
+  isa::DType dtype = isa::DType::F16;
+  std::vector<int64_t> size, stride;
+  int64_t offset = 0;
+  std::string view_of;  // empty unless kind == view
+  int64_t storage_elems() const;  // offset + sum((size-1)*stride) + 1, 0 when empty
+};
+
+// A layout over a buffer's storage: an extern kernel's input, an output or a node layout.
+struct TensorView {
+  std::string buffer;  // empty for a node's `layout`
+  isa::DType dtype = isa::DType::F16;
+  std::vector<int64_t> size, stride;
+  int64_t offset = 0;
+};
+
+struct Op {
+  std::string id;  // empty for store / store_reduction
+  std::string op;
+  std::vector<std::string> args;
+  std::optional<isa::DType> dtype;
+  std::string buffer;
+  std::optional<Index> index;
+  std::string mode;
+  nlohmann::json value;  // constant value; masked fill value
+  std::string reduction_type;
+  int outputs = 1;
+  std::vector<Op> body;  // masked sub-block
+};
+
+struct Node {
+  std::string name, kind;  // pointwise, reduction, extern, fallback
+  std::vector<std::string> outputs, origins, aten;
+  std::string source;  // empty when null
+  // pointwise / reduction
+  std::vector<std::string> vars, reduce_vars;
+  std::vector<int64_t> sizes, reduce_sizes;
+  std::string reduction_type;
+  std::vector<Op> body;
+  // extern / fallback
+  std::string kernel, op_overload;
+  std::vector<TensorView> inputs;
+  nlohmann::json constant_args = nlohmann::json::array();
+  nlohmann::json kwargs = nlohmann::json::object();
+  TensorView layout;
+};
+
+struct Graph {
+  std::string file;  // for messages
+  std::string torch_version, stage, name;
+  std::vector<Buffer> buffers;
+  std::vector<std::string> inputs;
+  std::vector<TensorView> outputs;  // `buffer` set
+  std::vector<Node> nodes;
+
+  const Buffer& buffer(const std::string& name) const;  // throws when unknown
+  const Buffer* find_buffer(const std::string& name) const;
+  // The buffer that owns the storage `name` lives in (follows view_of).
+  const Buffer& storage_of(const std::string& name) const;
+};
+
+// Throws spyre::Error "<file>: node <name>: field '<key>': expected ..." on bad IR.
+Graph load_ir(const nlohmann::json& j, const std::string& file = "<ir>");
+
+// "file: node op3" -- the prefix of every message about a node.
+std::string where(const Graph& g, const Node& n);
+// "node op3 (aten.addmm.default, at model.py:17)" -- for unsupported-op messages.
+std::string describe(const Node& n);
+
+}  // namespace spyre::compiler::ir

@@ -1,0 +1,54 @@
+#pragma once
+// What a lowering pass gets for one IR node: the graph, the chip, the DRAM plan, one stream
+// per core, an LX arena (the same layout on every core) and the report entry to fill.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "spyre/arch/arch.h"
+#include "spyre/compiler/dram_plan.h"
+#include "spyre/compiler/emit.h"
+#include "spyre/compiler/ir.h"
+#include "spyre/compiler/stream.h"
+
+namespace spyre::compiler {
+
+// A bump allocator over one kernel's LX working set; every core uses the same offsets.
+// Offsets are stick-aligned. The report lists each buffer with offset and size.
+class LxArena {
+ public:
+  LxArena(int64_t base, int64_t align) : base_(base), next_(base), align_(align) {}
+  int64_t alloc(const std::string& name, int64_t bytes);
+  int64_t used_bytes() const { return next_ - base_; }
+  nlohmann::json to_json() const { return plan_; }
+
+ private:
+  int64_t base_, next_, align_;
+  nlohmann::json plan_ = nlohmann::json::array();
+};
+
+struct Kernel {
+  const ir::Graph& g;
+  const ir::Node& node;
+  const arch::ArchConfig& cfg;
+  const DramPlan& dram;
+  uint16_t id;
+  std::vector<CoreStream>& cores;
+  LxArena lx;
+  nlohmann::json report = nlohmann::json::object();  // unit, split, tiles (by the lowering)
+
+  Emitter emitter(int64_t core) { return Emitter(cores[static_cast<size_t>(core)], id); }
+  int64_t lx_budget() const { return cfg.lx_usable_bytes(); }
+  // spyre::Error "<file>: node opN (aten..., at src:line): <what>".
+  [[noreturn]] void unsupported(const std::string& what) const;
+  // DRAM byte address of element `elem` of `buffer`'s storage.
+  uint64_t dram_addr(const std::string& buffer, int64_t elem) const;
+};
+
+// One lowering per node kind. Each emits into k.cores and fills k.report.
+void lower_matmul(Kernel& k);  // extern_kernels.mm / addmm / bmm on PT
+void lower_loops(Kernel& k);   // pointwise and reduction nodes on SFP
+
+}  // namespace spyre::compiler

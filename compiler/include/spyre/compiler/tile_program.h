@@ -1,0 +1,72 @@
+#pragma once
+// A pointwise or reduction node as a program over 2-D tiles, ready for the SFP.
+//
+// The iteration space is flattened to rows x cols: cols is the innermost variable (for a
+// reduction, the reduction variables), rows the rest. Adjacent variables are merged when every
+// load/store index allows it (coeff(outer) == coeff(inner) * size(inner)); a single variable is
+// split into rows x cols; variables that cannot be merged stay as outer loops. Each SSA value
+// gets a class: does it vary along the tile's rows (r), its cols (c), and does it depend on any
+// row variable at all (tiled)? Values that do not are computed once per core (hoisted);
+// broadcasts are operands with stride 0. Arithmetic on fp16/bf16 is done in fp32, rounding
+// only at to_dtype and stores, as Inductor's CPU code does.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "spyre/arch/arch.h"
+#include "spyre/compiler/ir.h"
+#include "spyre/isa/isa.h"
+
+namespace spyre::compiler {
+
+struct Dim {
+  int64_t size = 1;
+  std::vector<int64_t> coeff;  // per access
+};
+
+// A load or store: element index = offset + sum over dims of coeff * index.
+struct MemAccess {
+  std::string buffer;
+  std::string expr;
+  isa::DType dt = isa::DType::F16;  // the storage's dtype
+  int64_t offset = 0;
+};
+
+struct IterSpace {
+  std::vector<Dim> outer;  // looped, outermost first
+  Dim row;                 // rows of a tile
+  Dim col;                 // cols of a tile
+  int64_t outer_count() const;
+  int64_t rows_total() const { return outer_count() * row.size; }
+};
+
+struct TVal {
+  isa::DType dt = isa::DType::F32;
+  bool r = false, c = false, tiled = false;
+  bool transposed = false;  // LX layout [cols, rows] (a load whose rows are contiguous)
+};
+
+struct TOp {
+  enum Kind { Load, Store, Unary, Binary, Select, Reduce, Convert, Fill } kind = Unary;
+  isa::SfpFn fn = isa::SfpFn::Copy;
+  int dst = -1;          // value written (Store: none)
+  std::vector<int> src;  // values read
+  int access = -1;       // Load/Store
+  double value = 0;      // Fill
+};
+
+struct TileProgram {
+  IterSpace space;
+  std::vector<MemAccess> accesses;
+  std::vector<TVal> vals;
+  std::vector<TOp> ops;
+  bool is_reduction = false;
+};
+
+// Throws spyre::Error (via `fail`) for what is not supported: non-affine or negative indices,
+// masked / indirect / index_expr ops, unknown op names, reductions other than
+// sum/max/min/prod/welford_reduce, reductions over unmergeable variables.
+TileProgram build_tile_program(const ir::Graph& g, const ir::Node& n, const arch::ArchConfig& cfg,
+                               const std::string& where);
+
+}  // namespace spyre::compiler

@@ -1,0 +1,369 @@
+// Loading and validating SCHEMA.md v1. Every check names file, node and field.
+#include <functional>
+#include <set>
+
+#include "spyre/compiler/ir.h"
+#include "spyre/error.h"
+
+namespace spyre::compiler::ir {
+namespace {
+
+using nlohmann::json;
+
+// A JSON object together with the prefix naming where it is ("g.json: node op3").
+struct Obj {
+  const json& j;
+  std::string where;
+
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
+    throw Error(where + ": field '" + key + "'", what);
+  }
+  const json& at(const std::string& key) const {
+    if (!j.is_object()) throw Error(where, "expected an object");
+    auto it = j.find(key);
+    if (it == j.end()) fail(key, "missing");
+    return *it;
+  }
+  bool has(const std::string& key) const { return j.is_object() && j.contains(key); }
+  bool has_value(const std::string& key) const { return has(key) && !j.at(key).is_null(); }
+  std::string str(const std::string& key) const {
+    const json& v = at(key);
+    if (!v.is_string()) fail(key, "expected string");
+    return v.get<std::string>();
+  }
+  std::string str_or_null(const std::string& key) const {
+    if (!has_value(key)) return {};
+    return str(key);
+  }
+  int64_t integer(const std::string& key) const {
+    const json& v = at(key);
+    if (!v.is_number_integer()) fail(key, "expected int");
+    return v.get<int64_t>();
+  }
+  std::vector<int64_t> ints(const std::string& key) const {
+    const json& v = at(key);
+    if (!v.is_array()) fail(key, "expected list of int");
+    std::vector<int64_t> out;
+    for (const auto& e : v) {
+      if (!e.is_number_integer()) fail(key, "expected list of int");
+      out.push_back(e.get<int64_t>());
+    }
+    return out;
+  }
+  std::vector<std::string> strs(const std::string& key) const {
+    const json& v = at(key);
+    if (!v.is_array()) fail(key, "expected list of string");
+    std::vector<std::string> out;
+    for (const auto& e : v) {
+      if (!e.is_string()) fail(key, "expected list of string");
+      out.push_back(e.get<std::string>());
+    }
+    return out;
+  }
+  const json& list(const std::string& key) const {
+    const json& v = at(key);
+    if (!v.is_array()) fail(key, "expected list");
+    return v;
+  }
+  isa::DType dtype(const std::string& key) const {
+    std::string s = str(key);
+    try {
+      return isa::dtype_from_name(s);
+    } catch (const Error&) {
+      fail(key, "unknown dtype '" + s + "'");
+    }
+  }
+};
+
+void check_layout(const Obj& o, const std::vector<int64_t>& size,
+                  const std::vector<int64_t>& stride, int64_t offset) {
+  if (size.size() != stride.size())
+    o.fail("stride", "has " + std::to_string(stride.size()) + " entries for " +
+                         std::to_string(size.size()) + " sizes");
+  for (auto s : size)
+    if (s < 0) o.fail("size", "expected sizes >= 0");
+  if (offset < 0) o.fail("offset", "expected offset >= 0");
+}
+
+TensorView load_view(const Obj& o, bool with_buffer) {
+  TensorView t;
+  if (with_buffer) t.buffer = o.str("buffer");
+  t.dtype = o.dtype("dtype");
+  t.size = o.ints("size");
+  t.stride = o.ints("stride");
+  t.offset = o.integer("offset");
+  check_layout(o, t.size, t.stride, t.offset);
+  return t;
+}
+
+Index load_index(const Obj& op, const std::string& key) {
+  Obj o{op.at(key), op.where + ": field '" + key + "'"};
+  Index ix;
+  ix.expr = o.str("expr");
+  if (o.has_value("affine")) {
+    Obj a{o.at("affine"), o.where + ": field 'affine'"};
+    Affine af;
+    af.offset = a.integer("offset");
+    const json& c = a.at("coeffs");
+    if (!c.is_object()) a.fail("coeffs", "expected object of int");
+    for (auto it = c.begin(); it != c.end(); ++it) {
+      if (!it.value().is_number_integer()) a.fail("coeffs", "expected object of int");
+      af.coeffs[it.key()] = it.value().get<int64_t>();
+    }
+    ix.affine = af;
+  }
+  return ix;
+}
+
+Op load_op(const json& j, const std::string& node_where, size_t pos) {
+  Obj o{j, node_where + ": body[" + std::to_string(pos) + "]"};
+  if (!j.is_object()) throw Error(o.where, "expected an object");
+  Op op;
+  op.op = o.str("op");
+  if (o.has_value("id")) {
+    op.id = o.str("id");
+    o.where = node_where + ": body op " + op.id;
+  }
+  op.args = o.has("args") ? o.strs("args") : std::vector<std::string>{};
+  if (o.has_value("dtype")) op.dtype = o.dtype("dtype");
+  const bool memory = op.op == "load" || op.op == "store" || op.op == "store_reduction";
+  if (memory) op.buffer = o.str("buffer");
+  if (memory || op.op == "index_expr") op.index = load_index(o, "index");
+  if (op.op != "store" && op.op != "store_reduction" && op.id.empty())
+    o.fail("id", "missing for op '" + op.op + "'");
+  if (op.op == "store" || op.op == "store_reduction") {
+    if (op.args.size() != 1) o.fail("args", "expected one value to store");
+    op.mode = o.str_or_null("mode");
+  }
+  if (op.op == "constant" || op.op == "masked") op.value = o.at("value");
+  if (op.op == "reduction") {
+    op.reduction_type = o.str("reduction_type");
+    op.outputs = o.has_value("outputs") ? static_cast<int>(o.integer("outputs")) : 1;
+    if (op.args.empty()) o.fail("args", "expected the reduced value");
+  }
+  if (op.op == "to_dtype" && !op.dtype) o.fail("dtype", "missing (the target dtype)");
+  if (op.op == "masked") {
+    const json& b = o.list("body");
+    for (size_t i = 0; i < b.size(); ++i) op.body.push_back(load_op(b[i], o.where, i));
+  }
+  return op;
+}
+
+// SSA: every operand is defined earlier (or is a multi-output result `<id>.<k>`).
+void check_ssa(const std::vector<Op>& body, const std::string& node_where,
+               std::set<std::string>& defined) {
+  for (size_t i = 0; i < body.size(); ++i) {
+    const Op& op = body[i];
+    std::string w = node_where + ": body op " + (op.id.empty() ? "[" + std::to_string(i) + "]" : op.id);
+    for (const auto& a : op.args)
+      if (!defined.count(a))
+        throw Error(w + ": field 'args'", "operand '" + a + "' is not defined before use");
+    if (op.op == "masked") {
+      std::set<std::string> inner = defined;
+      check_ssa(op.body, w, inner);
+    }
+    if (!op.id.empty()) {
+      defined.insert(op.id);
+      for (int k = 0; k < op.outputs && op.outputs > 1; ++k)
+        defined.insert(op.id + "." + std::to_string(k));
+    }
+  }
+}
+
+Node load_node(const json& j, const std::string& file, size_t pos, const Graph& g) {
+  Obj o{j, file + ": nodes[" + std::to_string(pos) + "]"};
+  if (!j.is_object()) throw Error(o.where, "expected an object");
+  Node n;
+  n.name = o.str("name");
+  o.where = file + ": node " + n.name;
+  n.kind = o.str("kind");
+  n.outputs = o.strs("outputs");
+  n.origins = o.has("origins") ? o.strs("origins") : std::vector<std::string>{};
+  n.aten = o.has("aten") ? o.strs("aten") : std::vector<std::string>{};
+  n.source = o.str_or_null("source");
+  for (const auto& b : n.outputs)
+    if (!g.find_buffer(b)) o.fail("outputs", "unknown buffer '" + b + "'");
+  if (n.kind == "pointwise" || n.kind == "reduction") {
+    n.vars = o.strs("vars");
+    n.sizes = o.ints("sizes");
+    if (n.vars.size() != n.sizes.size()) o.fail("sizes", "expected one size per entry of 'vars'");
+    n.reduce_vars = o.has("reduce_vars") ? o.strs("reduce_vars") : std::vector<std::string>{};
+    n.reduce_sizes = o.has("reduce_sizes") ? o.ints("reduce_sizes") : std::vector<int64_t>{};
+    if (n.reduce_vars.size() != n.reduce_sizes.size())
+      o.fail("reduce_sizes", "expected one size per entry of 'reduce_vars'");
+    for (auto s : n.sizes)
+      if (s < 0) o.fail("sizes", "expected sizes >= 0");
+    for (auto s : n.reduce_sizes)
+      if (s < 0) o.fail("reduce_sizes", "expected sizes >= 0");
+    n.reduction_type = o.str_or_null("reduction_type");
+    if (n.kind == "reduction" && n.reduction_type.empty())
+      o.fail("reduction_type", "missing for a reduction node");
+    const json& body = o.list("body");
+    for (size_t i = 0; i < body.size(); ++i) n.body.push_back(load_op(body[i], o.where, i));
+    std::set<std::string> defined;
+    check_ssa(n.body, o.where, defined);
+    std::function<void(const std::vector<Op>&)> check_buffers = [&](const std::vector<Op>& ops) {
+      for (const auto& op : ops) {
+        if (!op.buffer.empty() && !g.find_buffer(op.buffer))
+          throw Error(o.where + ": body op " + (op.id.empty() ? op.op : op.id) +
+                          ": field 'buffer'",
+                      "unknown buffer '" + op.buffer + "'");
+        check_buffers(op.body);
+      }
+    };
+    check_buffers(n.body);
+  } else if (n.kind == "extern" || n.kind == "fallback") {
+    n.kernel = o.str_or_null("kernel");
+    n.op_overload = o.str_or_null("op_overload");
+    if (o.has_value("inputs")) {
+      const json& ins = o.list("inputs");
+      for (size_t i = 0; i < ins.size(); ++i) {
+        Obj t{ins[i], o.where + ": field 'inputs'[" + std::to_string(i) + "]"};
+        // A non-tensor entry (null) is allowed for fallbacks; skip it.
+        if (ins[i].is_null()) continue;
+        n.inputs.push_back(load_view(t, true));
+        if (!g.find_buffer(n.inputs.back().buffer))
+          t.fail("buffer", "unknown buffer '" + n.inputs.back().buffer + "'");
+      }
+    }
+    if (o.has_value("constant_args")) n.constant_args = o.at("constant_args");
+    if (o.has_value("kwargs")) n.kwargs = o.at("kwargs");
+    if (o.has_value("layout")) n.layout = load_view(Obj{o.at("layout"), o.where + ": field 'layout'"}, false);
+    if (n.kind == "extern" && n.kernel.empty()) o.fail("kernel", "missing for an extern node");
+  } else {
+    o.fail("kind", "expected pointwise, reduction, extern or fallback, got '" + n.kind + "'");
+  }
+  return n;
+}
+
+}  // namespace
+
+int64_t Buffer::storage_elems() const {
+  int64_t n = offset;
+  for (size_t i = 0; i < size.size(); ++i) {
+    if (size[i] == 0) return 0;
+    n += (size[i] - 1) * stride[i];
+  }
+  return n + 1;
+}
+
+const Buffer* Graph::find_buffer(const std::string& n) const {
+  for (const auto& b : buffers)
+    if (b.name == n) return &b;
+  return nullptr;
+}
+
+const Buffer& Graph::buffer(const std::string& n) const {
+  const Buffer* b = find_buffer(n);
+  if (!b) throw Error(file, "unknown buffer '" + n + "'");
+  return *b;
+}
+
+const Buffer& Graph::storage_of(const std::string& n) const {
+  const Buffer* b = &buffer(n);
+  for (int hops = 0; b->kind == "view" && hops < 64; ++hops) b = &buffer(b->view_of);
+  return *b;
+}
+
+std::string where(const Graph& g, const Node& n) { return g.file + ": node " + n.name; }
+
+std::string describe(const Node& n) {
+  std::string op = !n.op_overload.empty() ? n.op_overload
+                   : !n.aten.empty()      ? n.aten.front()
+                                          : n.kind;
+  if (n.aten.size() > 1 && n.op_overload.empty()) {
+    op.clear();
+    for (const auto& a : n.aten) op += (op.empty() ? "" : ", ") + a;
+  }
+  return "node " + n.name + " (" + op + ", at " + (n.source.empty() ? "unknown source" : n.source) +
+         ")";
+}
+
+namespace {
+// An op Inductor could not lower (a fallback kernel) is the user's real problem; name it before
+// any complaint about the odd buffers such kernels produce (tuples without a dtype).
+void reject_fallbacks(const nlohmann::json& j, const std::string& file) {
+  if (!j.contains("nodes") || !j["nodes"].is_array()) return;
+  for (const auto& n : j["nodes"]) {
+    if (!n.is_object() || n.value("kind", "") != "fallback") continue;
+    auto text = [&](const char* k) {
+      return n.contains(k) && n[k].is_string() ? n[k].get<std::string>() : std::string();
+    };
+    std::string op = text("op_overload");
+    if (op.empty() && n.contains("aten") && n["aten"].is_array() && !n["aten"].empty() &&
+        n["aten"][0].is_string())
+      op = n["aten"][0].get<std::string>();
+    std::string src = text("source");
+    throw Error(file + ": node " + text("name") + " (" + (op.empty() ? "unknown op" : op) +
+                    ", at " + (src.empty() ? "unknown source" : src) + ")",
+                "unsupported op: Inductor has no lowering for it and spyre-sim runs nothing on "
+                "the host (fallback kernel " + text("kernel") + ")");
+  }
+}
+}  // namespace
+
+Graph load_ir(const nlohmann::json& j, const std::string& file) {
+  Obj top{j, file};
+  if (!j.is_object()) throw Error(file, "expected a JSON object (the IR)");
+  if (top.str("schema") != "spyre-sim-ir") top.fail("schema", "expected \"spyre-sim-ir\"");
+  if (top.integer("version") != 1)
+    top.fail("version", "expected 1, got " + std::to_string(top.integer("version")));
+  reject_fallbacks(j, file);
+  Graph g;
+  g.file = file;
+  g.torch_version = top.has_value("torch_version") ? top.str("torch_version") : "";
+  g.stage = top.has_value("stage") ? top.str("stage") : "";
+  g.name = top.has_value("graph") ? top.str("graph") : "";
+  const json& bufs = top.list("buffers");
+  std::set<std::string> names;
+  for (size_t i = 0; i < bufs.size(); ++i) {
+    Obj o{bufs[i], file + ": buffers[" + std::to_string(i) + "]"};
+    Buffer b;
+    b.name = o.str("name");
+    o.where = file + ": buffer " + b.name;
+    if (!names.insert(b.name).second) o.fail("name", "duplicate buffer name");
+    b.kind = o.str("kind");
+    static const std::set<std::string> kinds = {"input", "parameter", "constant",
+                                                "intermediate", "output", "view"};
+    if (!kinds.count(b.kind)) o.fail("kind", "unknown buffer kind '" + b.kind + "'");
+    b.dtype = o.dtype("dtype");
+    b.size = o.ints("size");
+    b.stride = o.ints("stride");
+    b.offset = o.integer("offset");
+    check_layout(o, b.size, b.stride, b.offset);
+    b.view_of = o.str_or_null("view_of");
+    if (b.kind == "view" && b.view_of.empty()) o.fail("view_of", "missing for a view");
+    g.buffers.push_back(std::move(b));
+  }
+  for (const auto& b : g.buffers) {
+    if (b.kind != "view") continue;
+    std::string w = file + ": buffer " + b.name + ": field 'view_of'";
+    const Buffer* t = g.find_buffer(b.view_of);
+    if (!t) throw Error(w, "unknown buffer '" + b.view_of + "'");
+    const Buffer* cur = t;
+    for (int hops = 0; cur && cur->kind == "view"; ++hops) {
+      if (hops > 64 || cur == &b) throw Error(w, "views form a cycle");
+      cur = g.find_buffer(cur->view_of);
+    }
+  }
+  g.inputs = top.strs("inputs");
+  for (const auto& in : g.inputs)
+    if (!g.find_buffer(in)) top.fail("inputs", "unknown buffer '" + in + "'");
+  const json& outs = top.list("outputs");
+  for (size_t i = 0; i < outs.size(); ++i) {
+    Obj o{outs[i], file + ": outputs[" + std::to_string(i) + "]"};
+    g.outputs.push_back(load_view(o, true));
+    if (!g.find_buffer(g.outputs.back().buffer))
+      o.fail("buffer", "unknown buffer '" + g.outputs.back().buffer + "'");
+  }
+  const json& nodes = top.list("nodes");
+  std::set<std::string> node_names;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    g.nodes.push_back(load_node(nodes[i], file, i, g));
+    if (!node_names.insert(g.nodes.back().name).second)
+      throw Error(file + ": node " + g.nodes.back().name + ": field 'name'", "duplicate node name");
+  }
+  return g;
+}
+
+}  // namespace spyre::compiler::ir

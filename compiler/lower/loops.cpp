@@ -1,0 +1,255 @@
+// Pointwise and reduction nodes on the SFP (see tile_program.h for the tile program).
+//
+// Rows are split evenly across cores, then between the two corelets of a core (each corelet a
+// "worker" with its own LX tiles). A worker walks its rows in tiles of `tr` rows; each tile's
+// values live in one of two arenas (ping-pong), so the loads of tile i+1 overlap the compute of
+// tile i and its stores. Inside an arena values share space by liveness (first fit). Values
+// that do not depend on the rows (broadcast operands, constants) are loaded or computed once
+// per core, on corelet 0, before the tiles.
+#include <algorithm>
+#include <map>
+
+#include "spyre/compiler/divide.h"
+#include "spyre/compiler/kernel.h"
+#include "spyre/compiler/tile_program.h"
+#include "spyre/error.h"
+
+namespace spyre::compiler {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+// DMA shape moving an nr x nc block between LX (strides lrs, lcs) and DRAM (drs, dcs), all
+// strides in elements of `es` bytes; contiguous runs become single rows.
+DmaShape dma_shape(int64_t nr, int64_t nc, int64_t es, int64_t lrs, int64_t lcs, int64_t drs,
+                   int64_t dcs) {
+  if (nr == 1) lrs = drs = 0;
+  if (nc == 1) lcs = dcs = 0;
+  if (nc == 1 || (lcs == 1 && dcs == 1)) {
+    if (nr == 1 || (lrs == nc && drs == nc)) return DmaShape{nr * nc * es};
+    return DmaShape{nc * es, nr, drs * es, lrs * es};
+  }
+  if (nr == 1 || (lrs == 1 && drs == 1))
+    return DmaShape{nr * es, nc, dcs * es, lcs * es};
+  return DmaShape{es, nc, dcs * es, lcs * es, nr, drs * es, lrs * es};
+}
+
+struct Range {
+  int64_t lo, hi;
+};
+
+struct TileWork {
+  int64_t outer;  // flat index over the outer dims
+  int64_t r0, nr;
+};
+
+// First-fit placement of the tiled values of one arena for a given tile height.
+struct ArenaPlan {
+  std::map<int, int64_t> offset;  // value -> byte offset in the arena
+  int64_t bytes = 0;
+};
+
+}  // namespace
+
+void lower_loops(Kernel& k) {
+  const std::string where = k.g.file + ": " + ir::describe(k.node);
+  TileProgram p = build_tile_program(k.g, k.node, k.cfg, where);
+  const IterSpace& s = p.space;
+  const arch::ArchConfig& cfg = k.cfg;
+  const int64_t C = s.col.size, R = s.row.size, U = s.rows_total();
+  const auto& vals = p.vals;
+  auto val = [&](int v) -> const TVal& { return vals[static_cast<size_t>(v)]; };
+  auto es = [&](int v) { return static_cast<int64_t>(isa::dtype_size_bytes(val(v).dt)); };
+
+  // --- work division: rows over cores, then over corelets
+  std::vector<std::vector<Range>> workers(static_cast<size_t>(cfg.cores));
+  int64_t rows_w = 0, cores_used = 0;
+  auto per_core = split_range(U, cfg.cores);
+  for (size_t c = 0; c < per_core.size(); ++c) {
+    auto [lo, hi] = per_core[c];
+    for (auto [a, b] : split_range(hi - lo, cfg.corelets)) {
+      workers[c].push_back({lo + a, lo + b});
+      rows_w = std::max(rows_w, b - a);
+    }
+    ++cores_used;
+  }
+
+  // --- liveness positions: loads at 0, compute ops 1.., stores at the end
+  std::vector<int64_t> pos(p.ops.size());
+  int64_t next = 1;
+  const int64_t end_pos = static_cast<int64_t>(p.ops.size()) + 2;
+  for (size_t i = 0; i < p.ops.size(); ++i)
+    pos[i] = p.ops[i].kind == TOp::Load ? 0 : p.ops[i].kind == TOp::Store ? end_pos : next++;
+  std::map<int, std::pair<int64_t, int64_t>> live;  // tiled value -> [def, last use]
+  for (size_t i = 0; i < p.ops.size(); ++i) {
+    const TOp& op = p.ops[i];
+    if (op.dst >= 0 && val(op.dst).tiled) live[op.dst] = {pos[i], pos[i]};
+    for (int v : op.src)
+      if (val(v).tiled) live[v].second = std::max(live[v].second, pos[i]);
+  }
+  auto value_bytes = [&](int v, int64_t tr) {
+    return round_up((val(v).r ? tr : 1) * (val(v).c ? C : 1) * es(v), cfg.stick_bytes);
+  };
+  auto plan_arena = [&](int64_t tr) {
+    ArenaPlan a;
+    std::vector<std::pair<int, std::pair<int64_t, int64_t>>> order(live.begin(), live.end());
+    std::stable_sort(order.begin(), order.end(),
+                     [](const auto& x, const auto& y) { return x.second.first < y.second.first; });
+    struct Block { int64_t off, size, end; };
+    std::vector<Block> active;
+    for (const auto& [v, range] : order) {
+      active.erase(std::remove_if(active.begin(), active.end(),
+                                  [&](const Block& b) { return b.end < range.first; }),
+                   active.end());
+      std::sort(active.begin(), active.end(), [](const Block& x, const Block& y) { return x.off < y.off; });
+      const int64_t size = value_bytes(v, tr);
+      int64_t at = 0;
+      for (const auto& b : active) {
+        if (b.off >= at + size) break;
+        at = std::max(at, b.off + b.size);
+      }
+      active.push_back({at, size, range.second});
+      a.offset[v] = at;
+      a.bytes = std::max(a.bytes, at + size);
+    }
+    return a;
+  };
+
+  // --- hoisted values: one region per core
+  std::map<int, int64_t> hoisted;
+  for (const auto& op : p.ops)
+    if (op.dst >= 0 && !val(op.dst).tiled)
+      hoisted[op.dst] = k.lx.alloc("const_v" + std::to_string(op.dst), value_bytes(op.dst, 1));
+
+  // --- tile height: the largest that fits, then at most half a worker's rows (two tiles
+  // pipeline), never across an outer index.
+  const int64_t nworkers = std::min<int64_t>(cfg.corelets, std::max<int64_t>(1, U));
+  const int64_t budget = k.lx_budget() - k.lx.used_bytes();
+  auto fits = [&](int64_t tr) { return nworkers * 2 * plan_arena(tr).bytes <= budget; };
+  const int64_t cap = std::max<int64_t>(1, std::min(R, rows_w));
+  if (!fits(1))
+    throw Error(where, "working set does not fit LX: one row of " + std::to_string(C) +
+                           " columns needs " + std::to_string(nworkers * 2 * plan_arena(1).bytes) +
+                           " bytes, " + std::to_string(budget) + " usable");
+  int64_t lo = 1, hi = cap;
+  while (lo < hi) {
+    int64_t mid = (lo + hi + 1) / 2;
+    if (fits(mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  int64_t tr = lo;
+  if (rows_w >= 2) tr = std::min(tr, ceil_div(rows_w, 2));
+  const ArenaPlan arena = plan_arena(tr);
+  int64_t arena_base[2][2];
+  for (int w = 0; w < 2; ++w)
+    for (int b = 0; b < 2; ++b)
+      arena_base[w][b] = w < nworkers ? k.lx.alloc("tile_cl" + std::to_string(w) + "_buf" + std::to_string(b), arena.bytes) : 0;
+
+  // --- emission helpers
+  auto tile_of = [&](int v, int w, int64_t i) {
+    const TVal& t = val(v);
+    int64_t addr = t.tiled ? arena_base[w][i % 2] + arena.offset.at(v) : hoisted.at(v);
+    const int64_t cols = t.c ? C : 1;
+    Tile x{addr, t.r ? cols : 0, t.c ? 1 : 0, t.dt};
+    if (t.transposed) x.rs = 1, x.cs = tr;
+    return x;
+  };
+  auto outer_offset = [&](size_t a, int64_t outer) {
+    int64_t off = 0;
+    for (size_t d = s.outer.size(); d-- > 0;) {
+      off += (outer % s.outer[d].size) * s.outer[d].coeff[a];
+      outer /= s.outer[d].size;
+    }
+    return off;
+  };
+  auto dma_for = [&](const TOp& op, int v, const TileWork& tw, int w, int64_t i) {
+    const auto a = static_cast<size_t>(op.access);
+    const MemAccess& m = p.accesses[a];
+    const bool r = s.row.size > 1 && s.row.coeff[a] != 0, c = s.col.size > 1 && s.col.coeff[a] != 0;
+    const int64_t nr = r ? tw.nr : 1, nc = c ? C : 1;
+    const int64_t elem = m.offset + outer_offset(a, tw.outer) + s.row.coeff[a] * tw.r0;
+    const Tile t = tile_of(v, w, i);
+    const DmaShape sh = dma_shape(nr, nc, es(v), t.rs, t.cs, s.row.coeff[a], s.col.coeff[a]);
+    return std::make_tuple(k.dram_addr(m.buffer, elem), t.addr, sh);
+  };
+  auto emit_op = [&](Emitter& em, const TOp& op, const TileWork& tw, int w, int64_t i) {
+    const int cl = w;
+    if (op.kind == TOp::Load) {
+      auto [dram, lx, sh] = dma_for(op, op.dst, tw, w, i);
+      em.load(dram, lx, sh);
+      return;
+    }
+    if (op.kind == TOp::Store) {
+      auto [dram, lx, sh] = dma_for(op, op.src[0], tw, w, i);
+      em.store(lx, dram, sh);
+      return;
+    }
+    const TVal& d = val(op.dst);
+    const int64_t rows = d.r ? tw.nr : 1, cols = d.c ? C : 1;
+    const Tile dst = tile_of(op.dst, w, i);
+    auto src = [&](size_t j) { return tile_of(op.src[j], w, i); };
+    switch (op.kind) {
+      case TOp::Unary: em.un(cl, op.fn, dst, src(0), rows, cols); break;
+      case TOp::Binary: em.bin(cl, op.fn, dst, src(0), src(1), rows, cols); break;
+      case TOp::Select: em.sel(cl, dst, src(0), src(1), src(2), rows, cols); break;
+      case TOp::Convert: em.cvt(cl, dst, src(0), rows, cols); break;
+      case TOp::Fill: em.fill(cl, dst, rows, cols, op.value); break;
+      case TOp::Reduce: {
+        Tile dv = dst;
+        dv.rs = d.r ? 1 : 0;
+        em.red(cl, op.fn, dv, src(0), rows, val(op.src[0]).c ? C : 1, false);
+        break;
+      }
+      default: break;
+    }
+  };
+
+  // --- per core
+  int64_t max_tiles = 0;
+  for (int64_t core = 0; core < cfg.cores; ++core) {
+    const auto& ws = workers[static_cast<size_t>(core)];
+    if (ws.empty()) continue;
+    Emitter em = k.emitter(core);
+    const TileWork none{0, 0, 1};
+    for (const auto& op : p.ops)
+      if (op.dst >= 0 && !val(op.dst).tiled) emit_op(em, op, none, 0, 0);
+    std::vector<std::vector<TileWork>> tiles(ws.size());
+    for (size_t w = 0; w < ws.size(); ++w) {
+      for (int64_t u = ws[w].lo; u < ws[w].hi;) {
+        const int64_t o = u / R, r = u % R;
+        const int64_t nr = std::min({tr, ws[w].hi - u, R - r});
+        tiles[w].push_back({o, r, nr});
+        u += nr;
+      }
+      max_tiles = std::max<int64_t>(max_tiles, static_cast<int64_t>(tiles[w].size()));
+    }
+    auto phase = [&](size_t w, size_t i, int which) {
+      if (i >= tiles[w].size()) return;
+      for (const auto& op : p.ops) {
+        const bool is_store = op.kind == TOp::Store;
+        const bool tiled = is_store || val(op.dst).tiled;
+        if (!tiled) continue;
+        const int ph = op.kind == TOp::Load ? 0 : is_store ? 2 : 1;
+        if (ph == which) emit_op(em, op, tiles[w][i], static_cast<int>(w), static_cast<int64_t>(i));
+      }
+    };
+    size_t n_iter = 0;
+    for (const auto& t : tiles) n_iter = std::max(n_iter, t.size());
+    for (size_t w = 0; w < ws.size(); ++w) phase(w, 0, 0);
+    for (size_t i = 0; i < n_iter; ++i) {
+      for (size_t w = 0; w < ws.size(); ++w) phase(w, i + 1, 0);
+      for (size_t w = 0; w < ws.size(); ++w) phase(w, i, 1);
+      for (size_t w = 0; w < ws.size(); ++w) phase(w, i, 2);
+    }
+  }
+
+  k.report["unit"] = "sfp";
+  k.report["split"] = {{"cores_used", cores_used},        {"rows", U},
+                       {"cols", C},                       {"outer_loops", s.outer.size()},
+                       {"rows_per_corelet", rows_w},      {"tiles_per_corelet", max_tiles}};
+  k.report["tiles"] = {{"rows", tr}, {"cols", C}, {"arena_bytes", arena.bytes}};
+  k.report["ops"] = static_cast<int64_t>(p.ops.size());
+}
+
+}  // namespace spyre::compiler

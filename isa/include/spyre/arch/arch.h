@@ -1,0 +1,44 @@
+#pragma once
+// The chip configuration: every parameter of params.def as a typed field (specs: immutable
+// once validated), loaded from the built-in "spyre" defaults, a preset name or a YAML file,
+// then `--set key=value` overrides. Errors are spyre::Error naming the file/key.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace spyre::arch {
+
+struct ParamInfo {
+  std::string key;
+  std::string type;  // "int" or "float"
+  std::string unit;
+  std::string description;
+  std::string default_text;
+};
+
+struct ArchConfig {
+  std::string name = "spyre";
+#define SPYRE_PARAM(type, field, key, def, unit, desc) type field = def;
+#include "spyre/arch/params.def"
+#undef SPYRE_PARAM
+
+  // Derived quantities (never stored twice).
+  int64_t lx_usable_bytes() const;
+  double period_ps() const { return 1000.0 / clock_ghz; }
+  double dram_bytes_per_cycle() const { return dram_bw_gbps / clock_ghz; }
+  int64_t ns_to_cycles(double ns) const;  // rounded up
+  int64_t pt_macs_per_cycle() const { return pt_rows * pt_lanes; }
+
+  void set(const std::string& key, const std::string& value);  // throws on unknown key/bad value
+  std::string get_text(const std::string& key) const;
+  void validate() const;  // throws naming the first bad parameter
+  std::string to_yaml() const;  // every parameter, with unit and description as comments
+};
+
+const std::vector<ParamInfo>& param_table();
+std::vector<std::string> preset_names();  // "spyre" and the YAML files beside it
+
+// NAME (built-in or preset) or a path to a YAML file; then each "key=value" of `sets`.
+ArchConfig load_arch(const std::string& name_or_file, const std::vector<std::string>& sets = {});
+
+}  // namespace spyre::arch

@@ -1,0 +1,207 @@
+#include "spyre/isa/isa.h"
+
+#include <cstring>
+#include <sstream>
+
+#include "spyre/error.h"
+
+namespace spyre::isa {
+
+namespace {
+
+std::vector<OperandSpec> parse_operands(std::string_view spec) {
+  std::vector<OperandSpec> out;
+  std::istringstream in{std::string(spec)};
+  std::string tok;
+  while (in >> tok) {
+    OperandSpec o;
+    if (auto eq = tok.find('='); eq != std::string::npos) {
+      o.name = tok.substr(0, eq);
+      o.required = false;
+      o.default_value = std::stoll(tok.substr(eq + 1));
+    } else if (auto colon = tok.find(':'); colon != std::string::npos) {
+      o.name = tok.substr(0, colon);
+      o.is_float = true;
+    } else {
+      o.name = tok;
+    }
+    out.push_back(o);
+  }
+  return out;
+}
+
+std::vector<OpInfo> build_table() {
+  std::vector<OpInfo> t;
+#define SPYRE_INSN(ident, mnem, unit, ops, desc) \
+  t.push_back(OpInfo{Opcode::ident, mnem, Unit::unit, desc, parse_operands(ops)});
+#include "spyre/isa/isa.def"
+#undef SPYRE_INSN
+  return t;
+}
+
+const std::vector<OpInfo>& table() {
+  static const std::vector<OpInfo> t = build_table();
+  return t;
+}
+
+constexpr SfpFnInfo kSfpFns[] = {
+#define SPYRE_SFP_FN(ident, name, arity, cls) {SfpFn::ident, name, arity, SfpClass::cls},
+#include "spyre/isa/sfp_fn.def"
+#undef SPYRE_SFP_FN
+};
+
+}  // namespace
+
+std::string_view queue_name(Queue q) {
+  static constexpr std::string_view names[kNumQueues] = {"dma_in", "dma_out", "pt0", "pt1",
+                                                         "sfp0",   "sfp1",    "ring"};
+  return names[static_cast<int>(q)];
+}
+
+int OpInfo::index_of(std::string_view operand) const {
+  for (size_t i = 0; i < operands.size(); ++i)
+    if (operands[i].name == operand) return static_cast<int>(i);
+  return -1;
+}
+
+int num_opcodes() { return static_cast<int>(table().size()); }
+bool opcode_valid(int64_t code) { return code >= 0 && code < num_opcodes(); }
+const OpInfo& op_info(Opcode op) { return table()[static_cast<size_t>(op)]; }
+const OpInfo* find_op(std::string_view mnemonic) {
+  for (const auto& i : table())
+    if (i.mnemonic == mnemonic) return &i;
+  return nullptr;
+}
+
+int num_sfp_fns() { return static_cast<int>(std::size(kSfpFns)); }
+bool sfp_fn_valid(int64_t code) { return code >= 0 && code < num_sfp_fns(); }
+const SfpFnInfo& sfp_fn_info(SfpFn fn) { return kSfpFns[static_cast<size_t>(fn)]; }
+const SfpFnInfo* find_sfp_fn(std::string_view name) {
+  for (const auto& f : kSfpFns)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+int64_t Instr::get(std::string_view operand) const {
+  int i = op_info(op).index_of(operand);
+  if (i < 0)
+    throw Error(std::string(op_info(op).mnemonic), "has no operand '" + std::string(operand) + "'");
+  return a[static_cast<size_t>(i)];
+}
+
+double Instr::get_float(std::string_view operand) const { return operand_float(get(operand)); }
+
+int64_t float_operand(double v) {
+  int64_t bits;
+  std::memcpy(&bits, &v, 8);
+  return bits;
+}
+double operand_float(int64_t bits) {
+  double v;
+  std::memcpy(&v, &bits, 8);
+  return v;
+}
+
+Instr make_instr(Opcode op, std::initializer_list<std::pair<std::string_view, int64_t>> ops,
+                 uint16_t kernel) {
+  const OpInfo& info = op_info(op);
+  Instr in;
+  in.op = op;
+  in.kernel = kernel;
+  std::vector<bool> set(info.operands.size(), false);
+  for (size_t i = 0; i < info.operands.size(); ++i) in.a[i] = info.operands[i].default_value;
+  for (const auto& [name, value] : ops) {
+    int i = info.index_of(name);
+    if (i < 0)
+      throw Error(std::string(info.mnemonic), "unknown operand '" + std::string(name) + "'");
+    in.a[static_cast<size_t>(i)] = value;
+    set[static_cast<size_t>(i)] = true;
+  }
+  for (size_t i = 0; i < info.operands.size(); ++i)
+    if (info.operands[i].required && !set[i])
+      throw Error(std::string(info.mnemonic), "missing operand '" + info.operands[i].name + "'");
+  return in;
+}
+
+Queue queue_of(const Instr& in) {
+  switch (op_info(in.op).unit) {
+    case Unit::DmaIn: return Queue::DmaIn;
+    case Unit::DmaOut: return Queue::DmaOut;
+    case Unit::Pt: return in.a[0] ? Queue::Pt1 : Queue::Pt0;
+    case Unit::Sfp: return in.a[0] ? Queue::Sfp1 : Queue::Sfp0;
+    case Unit::Ring: return Queue::Ring;
+    case Unit::Seq:
+      if (in.op == Opcode::Signal || in.op == Opcode::Wait) return static_cast<Queue>(in.a[0]);
+      return Queue::DmaIn;
+  }
+  return Queue::DmaIn;
+}
+
+size_t Program::num_instructions() const {
+  size_t n = 0;
+  for (const auto& c : cores) n += c.size();
+  return n;
+}
+
+namespace {
+void check_instr(const Program& p, size_t core, size_t idx, const Instr& in) {
+  auto where = [&] {
+    return "core " + std::to_string(core) + " instruction " + std::to_string(idx) + " (" +
+           std::string(op_info(in.op).mnemonic) + ")";
+  };
+  if (in.kernel >= p.kernels.size() && !p.kernels.empty())
+    throw Error(where(), "kernel id " + std::to_string(in.kernel) + " is not declared");
+  const OpInfo& info = op_info(in.op);
+  auto need = [&](std::string_view name, int64_t lo, int64_t hi) {
+    int i = info.index_of(name);
+    if (i < 0) return;
+    int64_t v = in.a[static_cast<size_t>(i)];
+    if (v < lo || v > hi)
+      throw Error(where(), "operand " + std::string(name) + "=" + std::to_string(v) +
+                               " is outside [" + std::to_string(lo) + ", " +
+                               std::to_string(hi) + "]");
+  };
+  constexpr int64_t kBig = int64_t{1} << 40;
+  need("cl", 0, 1);
+  need("dt", 0, kNumDTypes - 1);
+  need("sdt", 0, kNumDTypes - 1);
+  need("ddt", 0, kNumDTypes - 1);
+  need("rows", 0, kBig);
+  need("cols", 0, kBig);
+  need("bytes", 0, kBig);
+  need("reps", 0, kBig);
+  need("m", 0, kBig);
+  need("n", 0, kBig);
+  need("k", 0, kBig);
+  need("flags", 0, 3);
+  need("acc", 0, 1);
+  if (in.op == Opcode::Signal || in.op == Opcode::Wait) need("q", 0, kNumQueues - 1);
+  if (in.op == Opcode::Signal) need("core", -1, static_cast<int64_t>(p.num_cores) - 1);
+  if (in.op == Opcode::RingSend) need("dst_core", 0, static_cast<int64_t>(p.num_cores) - 1);
+  if (info.unit == Unit::Sfp && info.index_of("fn") >= 0) {
+    int64_t fn = in.get("fn");
+    if (!sfp_fn_valid(fn))
+      throw Error(where(), "unknown SFP function code " + std::to_string(fn));
+    const auto& f = sfp_fn_info(static_cast<SfpFn>(fn));
+    bool want_reduce = in.op == Opcode::SfpReduce;
+    int want_arity = in.op == Opcode::SfpUnary ? 1 : 2;
+    if (want_reduce ? f.cls != SfpClass::Reduce : f.arity != want_arity)
+      throw Error(where(), "SFP function '" + std::string(f.name) + "' does not fit " +
+                               std::string(info.mnemonic));
+  }
+}
+}  // namespace
+
+void validate(const Program& p) {
+  if (p.num_cores == 0) throw Error("program", "num_cores must be at least 1");
+  if (p.cores.size() != p.num_cores)
+    throw Error("program", "has " + std::to_string(p.cores.size()) + " core streams for " +
+                               std::to_string(p.num_cores) + " cores");
+  for (size_t c = 0; c < p.cores.size(); ++c)
+    for (size_t i = 0; i < p.cores[c].size(); ++i) check_instr(p, c, i, p.cores[c][i]);
+  for (const auto& t : p.tensors)
+    if (t.dram_addr + t.bytes > p.dram_bytes)
+      throw Error("tensor " + t.name, "lies outside the program's device memory");
+}
+
+}  // namespace spyre::isa

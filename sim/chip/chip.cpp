@@ -1,0 +1,141 @@
+// The chip of one run: cores, ring, DRAM, barrier, and the stats tree.
+#include "spyre/sim/chip.h"
+
+#include <algorithm>
+
+namespace spyre::sim {
+
+Chip::Chip(Env& env, DeviceMemory& dram_image)
+    : env_(env),
+      dram_image_(dram_image),
+      dram_(make_dram("fifo", env)),
+      ring_(env.cfg),
+      active_cores_(static_cast<int>(env.program.num_cores)),
+      kernels_(env.program.kernels.size()) {
+  if (env.trace) barrier_track_ = env.trace->track("chip", "barrier");
+  for (int c = 0; c < env.cfg.cores; ++c) cores_.push_back(std::make_unique<Core>(env, *this, c));
+}
+
+void Chip::start() {
+  for (auto& c : cores_) c->start();
+}
+
+bool Chip::all_halted() const {
+  return std::all_of(cores_.begin(), cores_.end(), [](const auto& c) { return c->halted(); });
+}
+
+Cycle Chip::end_cycle() const {
+  Cycle end = 0;
+  for (const auto& c : cores_) end = std::max(end, c->halt_cycle());
+  return end;
+}
+
+void Chip::signal(int from, int to, int64_t tok) {
+  Cycle lat = ring_.signal_latency(from, to);
+  if (lat == 0) {
+    core(to).add_token(tok);
+    return;
+  }
+  env_.sched.at(env_.sched.now() + lat, [this, to, tok] { core(to).add_token(tok); });
+}
+
+void Chip::arrive_barrier(int) {
+  if (arrived_++ == 0) first_arrival_ = env_.sched.now();
+  if (arrived_ < active_cores_) return;
+  arrived_ = 0;
+  ++barriers_;
+  const Cycle open = env_.sched.now() + static_cast<Cycle>(env_.cfg.barrier_latency_cycles);
+  if (env_.trace) env_.trace->span(barrier_track_, "barrier", first_arrival_, open - first_arrival_, "");
+  env_.sched.at(open, [this] {
+    for (int c = 0; c < active_cores_; ++c) core(c).release_barrier();
+  });
+}
+
+void Chip::note_kernel(uint16_t kernel, Cycle start, Cycle end) {
+  if (kernel >= kernels_.size()) return;
+  Span& s = kernels_[kernel];
+  if (!s.seen) {
+    s = {true, start, end};
+    return;
+  }
+  s.start = std::min(s.start, start);
+  s.end = std::max(s.end, end);
+}
+
+std::string Chip::stuck_report() const {
+  std::string s;
+  for (const auto& c : cores_)
+    if (!c->halted()) s += "\n  " + c->stuck_report();
+  if (arrived_ > 0)
+    s += "\n  barrier: " + std::to_string(arrived_) + " of " + std::to_string(active_cores_) +
+         " cores arrived";
+  return s;
+}
+
+std::vector<KernelStats> Chip::kernel_stats() const {
+  std::vector<KernelStats> out;
+  for (size_t k = 0; k < kernels_.size(); ++k)
+    out.push_back(KernelStats{env_.program.kernels[k], kernels_[k].start, kernels_[k].end});
+  return out;
+}
+
+nlohmann::json Chip::stats(Cycle cycles) const {
+  using nlohmann::json;
+  json cores = json::array();
+  json totals = {{"pt", 0}, {"sfp", 0}, {"dma_in", 0}, {"dma_out", 0}, {"ring", 0}};
+  for (const auto& c : cores_) {
+    json cj = json::object();
+    for (int q = 0; q < isa::kNumQueues; ++q) {
+      const QueueStats& st = c->queue_stats(q);
+      std::string name(isa::queue_name(static_cast<isa::Queue>(q)));
+      cj[name] = {{"busy_cycles", st.busy_cycles},
+                  {"wait_cycles", st.wait_cycles},
+                  {"instructions", st.instructions}};
+      std::string cls = name.substr(0, 2) == "pt" ? "pt" : name.substr(0, 3) == "sfp" ? "sfp" : name;
+      totals[cls] = totals[cls].get<uint64_t>() + st.busy_cycles;
+    }
+    cj["sequencer"] = {{"issued", c->issued()}, {"full_stall_cycles", c->full_stall_cycles()}};
+    cores.push_back(std::move(cj));
+  }
+  const int64_t n = static_cast<int64_t>(cores_.size());
+  json kernels = json::array();
+  for (const KernelStats& k : kernel_stats())
+    kernels.push_back({{"name", k.name}, {"start_cycle", k.start_cycle},
+                       {"end_cycle", k.end_cycle}, {"cycles", k.cycles()}});
+  return {
+      {"chip",
+       {{"cycles", cycles},
+        {"clock_ghz", env_.cfg.clock_ghz},
+        {"num_cores", n},
+        {"program_cores", active_cores_},
+        {"barriers", barriers_},
+        {"dram", dram_->stats()},
+        {"ring", ring_.stats()},
+        {"cores", std::move(cores)},
+        {"busy_cycles", std::move(totals)},
+        {"unit_count",
+         {{"pt", n * 2}, {"sfp", n * 2}, {"dma_in", n}, {"dma_out", n}, {"ring", n}}}}},
+      {"kernels", std::move(kernels)},
+      {"units",
+       {{"cycles", "cycles"},
+        {"clock_ghz", "GHz"},
+        {"busy_cycles", "cycles"},
+        {"wait_cycles", "cycles"},
+        {"full_stall_cycles", "cycles"},
+        {"start_cycle", "cycles"},
+        {"end_cycle", "cycles"},
+        {"link_busy_cycles", "cycles (summed over links)"},
+        {"read_bytes", "bytes"},
+        {"write_bytes", "bytes"},
+        {"moved_bytes", "bytes (word-rounded)"},
+        {"bytes", "bytes"},
+        {"instructions", "count"},
+        {"issued", "count"},
+        {"read_requests", "count"},
+        {"write_requests", "count"},
+        {"transfers", "count"},
+        {"barriers", "count"},
+        {"unit_count", "count"}}}};
+}
+
+}  // namespace spyre::sim

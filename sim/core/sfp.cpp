@@ -1,0 +1,204 @@
+// SFP vector unit: closed-form latency and the element-wise arithmetic (formulas in units.h).
+// Element (r, c) of an operand lies at base + (r * rs + c * cs) * esize(dtype); values are
+// computed in double from load_element() and rounded by store_element().
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "spyre/sim/units.h"
+
+namespace spyre::sim {
+namespace {
+
+using isa::DType;
+using isa::Opcode;
+using isa::SfpFn;
+
+struct Operand {
+  int64_t base, rs, cs;
+  DType dt;
+  uint8_t* at(uint8_t* lx, int64_t r, int64_t c) const {
+    return lx + base + (r * rs + c * cs) * isa::dtype_size_bytes(dt);
+  }
+  ByteRange range(int64_t rows, int64_t cols) const {
+    int64_t es = isa::dtype_size_bytes(dt);
+    return strided_range(base, {{rows, rs * es}, {cols, cs * es}}, es);
+  }
+};
+
+Operand op(const isa::Instr& in, const char* name, DType dt) {
+  std::string n(name);
+  const bool no_cs = n == "dst" && in.op == Opcode::SfpReduce;  // sfp.red's dst is a column
+  return {in.get(n), in.get(n + "_rs"), no_cs ? 0 : in.get(n + "_cs"), dt};
+}
+
+bool is_compare(SfpFn f) { return isa::sfp_fn_info(f).cls == isa::SfpClass::Compare; }
+
+double nan_max(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); }
+double nan_min(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b); }
+
+double unary(SfpFn f, double x) {
+  switch (f) {
+    case SfpFn::Neg: return -x;
+    case SfpFn::Abs: return std::fabs(x);
+    case SfpFn::Relu: return std::isnan(x) ? x : std::max(0.0, x);
+    case SfpFn::Recip: return 1.0 / x;
+    case SfpFn::Square: return x * x;
+    case SfpFn::Sqrt: return std::sqrt(x);
+    case SfpFn::Rsqrt: return 1.0 / std::sqrt(x);
+    case SfpFn::Exp: return std::exp(x);
+    case SfpFn::Log: return std::log(x);
+    case SfpFn::Tanh: return std::tanh(x);
+    case SfpFn::Erf: return std::erf(x);
+    case SfpFn::Sigmoid: return 1.0 / (1.0 + std::exp(-x));
+    case SfpFn::Floor: return std::floor(x);
+    case SfpFn::Ceil: return std::ceil(x);
+    case SfpFn::Sign: return x > 0 ? 1.0 : x < 0 ? -1.0 : x;
+    case SfpFn::Not: return x == 0.0 ? 1.0 : 0.0;
+    default: return x;  // copy
+  }
+}
+
+double binary(SfpFn f, double a, double b) {
+  switch (f) {
+    case SfpFn::Add: return a + b;
+    case SfpFn::Sub: return a - b;
+    case SfpFn::Mul: return a * b;
+    case SfpFn::Div: return a / b;
+    case SfpFn::Max: return nan_max(a, b);
+    case SfpFn::Min: return nan_min(a, b);
+    case SfpFn::Pow: return std::pow(a, b);
+    case SfpFn::And: return (a != 0.0 && b != 0.0) ? 1.0 : 0.0;
+    case SfpFn::Or: return (a != 0.0 || b != 0.0) ? 1.0 : 0.0;
+    case SfpFn::Lt: return a < b;
+    case SfpFn::Le: return a <= b;
+    case SfpFn::Gt: return a > b;
+    case SfpFn::Ge: return a >= b;
+    case SfpFn::Eq: return a == b;
+    case SfpFn::Ne: return a != b;
+    default: return a;
+  }
+}
+
+double reduce_init(SfpFn f) {
+  switch (f) {
+    case SfpFn::RMax: return -std::numeric_limits<double>::infinity();
+    case SfpFn::RMin: return std::numeric_limits<double>::infinity();
+    case SfpFn::Prod: return 1.0;
+    default: return 0.0;
+  }
+}
+
+double reduce_step(SfpFn f, double acc, double x) {
+  switch (f) {
+    case SfpFn::RMax: return nan_max(acc, x);
+    case SfpFn::RMin: return nan_min(acc, x);
+    case SfpFn::Prod: return acc * x;
+    default: return acc + x;
+  }
+}
+
+}  // namespace
+
+uint64_t sfp_cycles(const arch::ArchConfig& cfg, const isa::Instr& in) {
+  int64_t es = in.op == Opcode::SfpConvert
+                   ? std::max(isa::dtype_size_bytes(static_cast<DType>(in.get("sdt"))),
+                              isa::dtype_size_bytes(static_cast<DType>(in.get("ddt"))))
+                   : isa::dtype_size_bytes(static_cast<DType>(in.get("dt")));
+  int64_t lanes = es <= 2 ? cfg.sfp_lanes_fp16 : es == 4 ? cfg.sfp_lanes_fp32 : cfg.sfp_lanes_fp32 / 2;
+  lanes = std::max<int64_t>(1, lanes);
+  int64_t factor = 1;
+  if (in.op == Opcode::SfpUnary || in.op == Opcode::SfpBinary) {
+    auto f = static_cast<SfpFn>(in.get("fn"));
+    if (isa::sfp_fn_info(f).cls == isa::SfpClass::Transcendental) factor = cfg.sfp_transcendental_factor;
+  }
+  int64_t n = in.get("rows") * in.get("cols");
+  return static_cast<uint64_t>(cfg.sfp_latency_cycles + (n + lanes - 1) / lanes * factor);
+}
+
+std::vector<ByteRange> sfp_lx_ranges(const isa::Instr& in) {
+  const int64_t rows = in.get("rows"), cols = in.get("cols");
+  auto dt = [&](const char* n) { return static_cast<DType>(in.get(n)); };
+  switch (in.op) {
+    case Opcode::SfpUnary:
+      return {op(in, "dst", dt("dt")).range(rows, cols), op(in, "a", dt("dt")).range(rows, cols)};
+    case Opcode::SfpBinary: {
+      DType d = is_compare(static_cast<SfpFn>(in.get("fn"))) ? DType::Bool : dt("dt");
+      return {op(in, "dst", d).range(rows, cols), op(in, "a", dt("dt")).range(rows, cols),
+              op(in, "b", dt("dt")).range(rows, cols)};
+    }
+    case Opcode::SfpSelect:
+      return {op(in, "dst", dt("dt")).range(rows, cols), op(in, "c", DType::Bool).range(rows, cols),
+              op(in, "a", dt("dt")).range(rows, cols), op(in, "b", dt("dt")).range(rows, cols)};
+    case Opcode::SfpReduce:
+      return {op(in, "dst", dt("dt")).range(rows, 1), op(in, "a", dt("dt")).range(rows, cols)};
+    case Opcode::SfpConvert:
+      return {op(in, "dst", dt("ddt")).range(rows, cols), op(in, "a", dt("sdt")).range(rows, cols)};
+    case Opcode::SfpFill: return {op(in, "dst", dt("dt")).range(rows, cols)};
+    default: return {};
+  }
+}
+
+void sfp_execute(uint8_t* lx, const isa::Instr& in) {
+  const int64_t rows = in.get("rows"), cols = in.get("cols");
+  auto dt = [&](const char* n) { return static_cast<DType>(in.get(n)); };
+  switch (in.op) {
+    case Opcode::SfpUnary: {
+      auto f = static_cast<SfpFn>(in.get("fn"));
+      Operand d = op(in, "dst", dt("dt")), a = op(in, "a", dt("dt"));
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c)
+          isa::store_element(d.at(lx, r, c), d.dt, unary(f, isa::load_element(a.at(lx, r, c), a.dt)));
+      return;
+    }
+    case Opcode::SfpBinary: {
+      auto f = static_cast<SfpFn>(in.get("fn"));
+      Operand d = op(in, "dst", is_compare(f) ? DType::Bool : dt("dt"));
+      Operand a = op(in, "a", dt("dt")), b = op(in, "b", dt("dt"));
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c)
+          isa::store_element(d.at(lx, r, c), d.dt,
+                             binary(f, isa::load_element(a.at(lx, r, c), a.dt),
+                                    isa::load_element(b.at(lx, r, c), b.dt)));
+      return;
+    }
+    case Opcode::SfpSelect: {
+      Operand d = op(in, "dst", dt("dt")), k = op(in, "c", DType::Bool);
+      Operand a = op(in, "a", dt("dt")), b = op(in, "b", dt("dt"));
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c) {
+          const Operand& pick = isa::load_element(k.at(lx, r, c), DType::Bool) != 0.0 ? a : b;
+          isa::store_element(d.at(lx, r, c), d.dt, isa::load_element(pick.at(lx, r, c), pick.dt));
+        }
+      return;
+    }
+    case Opcode::SfpReduce: {
+      auto f = static_cast<SfpFn>(in.get("fn"));
+      Operand d = op(in, "dst", dt("dt")), a = op(in, "a", dt("dt"));
+      const bool acc = in.get("acc") != 0;
+      for (int64_t r = 0; r < rows; ++r) {
+        double v = acc ? isa::load_element(d.at(lx, r, 0), d.dt) : reduce_init(f);
+        for (int64_t c = 0; c < cols; ++c) v = reduce_step(f, v, isa::load_element(a.at(lx, r, c), a.dt));
+        isa::store_element(d.at(lx, r, 0), d.dt, v);
+      }
+      return;
+    }
+    case Opcode::SfpConvert: {
+      Operand d = op(in, "dst", dt("ddt")), a = op(in, "a", dt("sdt"));
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c)
+          isa::store_element(d.at(lx, r, c), d.dt, isa::load_element(a.at(lx, r, c), a.dt));
+      return;
+    }
+    case Opcode::SfpFill: {
+      Operand d = op(in, "dst", dt("dt"));
+      double v = isa::operand_float(in.get("value"));
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c) isa::store_element(d.at(lx, r, c), d.dt, v);
+      return;
+    }
+    default: return;
+  }
+}
+
+}  // namespace spyre::sim

@@ -1,0 +1,61 @@
+#pragma once
+// The chip of one run, built from the ArchConfig: cfg.cores cores (those beyond the program's
+// num_cores stay idle), the ring, the shared DRAM model and the chip-wide barrier.
+// Barrier: opens barrier_latency_cycles after the last of the program's cores arrives.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "spyre/sim/core.h"
+#include "spyre/sim/dram.h"
+#include "spyre/sim/env.h"
+#include "spyre/sim/ring.h"
+#include "spyre/sim/simulate.h"
+
+namespace spyre::sim {
+
+class Chip {
+ public:
+  Chip(Env& env, DeviceMemory& dram_image);
+  void start();
+  bool all_halted() const;
+  Cycle end_cycle() const;  // the cycle the last core halted
+
+  int num_cores() const { return static_cast<int>(cores_.size()); }
+  Core& core(int i) { return *cores_[static_cast<size_t>(i)]; }
+  Ring& ring() { return ring_; }
+  DramModel& dram() { return *dram_; }
+  DeviceMemory& dram_image() { return dram_image_; }
+
+  // A token signal from core `from` to token `tok` of core `to` (arrives after the ring hops).
+  void signal(int from, int to, int64_t tok);
+  void arrive_barrier(int core);
+  void note_kernel(uint16_t kernel, Cycle start, Cycle end);
+
+  // "deadlock at cycle C" / "watchdog ..." followed by what each unfinished core waits on.
+  std::string stuck_report() const;
+  std::vector<KernelStats> kernel_stats() const;
+  nlohmann::json stats(Cycle cycles) const;  // layout in sim/README.md
+
+ private:
+  Env& env_;
+  DeviceMemory& dram_image_;
+  std::unique_ptr<DramModel> dram_;
+  Ring ring_;
+  std::vector<std::unique_ptr<Core>> cores_;
+  int active_cores_;
+  int arrived_ = 0;
+  Cycle first_arrival_ = 0;
+  uint64_t barriers_ = 0;
+  int barrier_track_ = -1;
+  struct Span {
+    bool seen = false;
+    Cycle start = 0, end = 0;
+  };
+  std::vector<Span> kernels_;
+};
+
+}  // namespace spyre::sim

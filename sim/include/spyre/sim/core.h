@@ -1,0 +1,95 @@
+#pragma once
+// A core: a sequencer, seven unit queues (isa::Queue), a token table, its LX and two DMA
+// engines. Plain C++ driven by the scheduler.
+//
+// Sequencer: decodes instruction i for issue_cycles, then places it in its queue; when the
+//   queue holds queue_depth instructions it stalls until the unit takes one. barrier: waits
+//   until every queue is empty and every unit idle, arrives at the chip barrier and decodes
+//   the next instruction when the barrier opens. halt (or the end of the stream): waits for
+//   the queues to drain, then the core is done.
+// Queues: a unit takes its head instruction when idle (the slot frees then) and runs it; the
+//   seven queues run concurrently. sync.sig / sync.wait execute in order in their queue and
+//   take 0 cycles when satisfied; wait blocks its queue while the token is 0 (counting
+//   semaphore; waiting time is counted as wait_cycles, not busy).
+// Functional effects (copies, arithmetic) happen when an instruction completes; bounds are
+// checked when it starts, in both modes.
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "spyre/sim/dma.h"
+#include "spyre/sim/env.h"
+#include "spyre/sim/lx.h"
+
+namespace spyre::sim {
+
+class Chip;
+
+struct QueueStats {
+  uint64_t busy_cycles = 0;   // executing instructions
+  uint64_t wait_cycles = 0;   // blocked on a token at sync.wait
+  uint64_t instructions = 0;  // executed, sync ops included
+};
+
+class Core {
+ public:
+  Core(Env& env, Chip& chip, int id);
+  void start();  // the sequencer begins at cycle now (0); a core without a stream halts at once
+  bool halted() const { return phase_ == Phase::Halted; }
+  Cycle halt_cycle() const { return halt_cycle_; }
+  void add_token(int64_t tok);  // a signal arrives now
+  void release_barrier();       // the chip barrier opened now
+  std::string stuck_report() const;
+  Lx& lx() { return lx_; }
+  const QueueStats& queue_stats(int q) const { return q_[q].st; }
+  uint64_t full_stall_cycles() const { return full_stall_cycles_; }
+  uint64_t issued() const { return pc_; }
+
+ private:
+  enum class Phase { Decoding, StallFull, WaitDrain, AtBarrier, Halted };
+  struct QueueState {
+    std::deque<size_t> entries;  // instruction indices, in order
+    bool busy = false;           // a unit instruction is executing
+    size_t cur = 0;              // its index
+    Cycle start = 0;
+    int64_t waiting_tok = -1;    // head is a sync.wait blocked on this token
+    Cycle wait_since = 0;
+    bool pump_pending = false;
+    QueueStats st;
+    int track = -1;
+  };
+
+  const isa::Instr& instr(size_t i) const { return (*stream_)[i]; }
+  InstrRef ref(size_t i) const { return InstrRef{id_, i, &instr(i)}; }
+  bool drained() const;
+  // sequencer
+  void decoded();
+  void try_place();
+  void kick_sequencer();
+  // units
+  void wake(int q);
+  void pump(int q);
+  void launch(int q, size_t i);
+  void complete(int q);
+  void check_bounds(size_t i) const;
+  void execute(size_t i);
+
+  Env& env_;
+  Chip& chip_;
+  int id_;
+  const std::vector<isa::Instr>* stream_;
+  Lx lx_;
+  std::unique_ptr<DmaEngine> dma_in_, dma_out_;
+  QueueState q_[isa::kNumQueues];
+  std::map<int64_t, int64_t> tokens_;
+  Phase phase_ = Phase::Decoding;
+  size_t pc_ = 0;
+  int stall_queue_ = -1;
+  Cycle stall_since_ = 0, halt_cycle_ = 0;
+  uint64_t full_stall_cycles_ = 0;
+  bool seq_pending_ = false;
+};
+
+}  // namespace spyre::sim

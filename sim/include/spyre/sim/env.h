@@ -1,0 +1,50 @@
+#pragma once
+// What every component of one run shares: the specs, the program, the scheduler, the mode and
+// the trace sink. Also the byte-range helpers used for bounds checks and error locations.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "spyre/arch/arch.h"
+#include "spyre/isa/isa.h"
+#include "spyre/sim/scheduler.h"
+#include "spyre/traces/sink.h"
+
+namespace spyre::sim {
+
+struct Env {
+  const arch::ArchConfig& cfg;
+  const isa::Program& program;
+  Scheduler& sched;
+  bool functional = true;
+  traces::TraceSink* trace = nullptr;  // null: tracing off
+};
+
+// Where an instruction lives, for error messages: "core 1 instruction #4 (pt.mm)".
+struct InstrRef {
+  int core = 0;
+  size_t index = 0;
+  const isa::Instr* instr = nullptr;
+  std::string where() const;
+};
+
+// A byte range [lo, hi); empty when lo == hi.
+struct ByteRange {
+  int64_t lo = 0, hi = 0;
+  bool empty() const { return hi <= lo; }
+};
+
+// A strided access: `dims` pairs (count, stride in bytes) around `base`, each point covering
+// `elem_bytes`. Computed in 128-bit so huge operands cannot wrap. Empty if any count is 0.
+struct Dim {
+  int64_t count, stride_bytes;
+};
+ByteRange strided_range(int64_t base, const std::vector<Dim>& dims, int64_t elem_bytes);
+
+// Throws spyre::Error "<where>: <space> access [lo, hi) is outside <space> of N bytes".
+void check_range(const ByteRange& r, int64_t limit, const char* space, const InstrRef& at);
+
+// "m=8 n=64 k=32 ..." for trace details.
+std::string operand_summary(const isa::Instr& in);
+
+}  // namespace spyre::sim

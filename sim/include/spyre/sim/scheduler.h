@@ -1,0 +1,64 @@
+#pragma once
+// The scheduler the model components run on. Time is in core-clock cycles counted from the
+// start of the run. Components never tick: they ask to be called at the cycle where something
+// changes. Contract:
+//   - at(c, fn): fn runs at cycle c (c >= now()). Events of one cycle run in the order they were
+//     scheduled (FIFO by a sequence number), so a run is deterministic.
+//   - at_end_of(c, fn): fn runs at cycle c after every plain event of that cycle, including
+//     those scheduled while the cycle runs (used by arbiters that must see all of a cycle's
+//     requests before ordering them).
+// EventQueue is the implementation: a binary heap. It runs standalone (run_all, for unit tests)
+// or under the SystemC kernel shell (kernel.h), which calls run_next_cycle() once per
+// activation.
+#include <cstdint>
+#include <functional>
+#include <queue>
+#include <vector>
+
+namespace spyre::sim {
+
+using Cycle = uint64_t;
+
+class Scheduler {
+ public:
+  virtual ~Scheduler() = default;
+  virtual Cycle now() const = 0;
+  virtual void at(Cycle c, std::function<void()> fn) = 0;
+  virtual void at_end_of(Cycle c, std::function<void()> fn) = 0;
+};
+
+class EventQueue : public Scheduler {
+ public:
+  Cycle now() const override { return now_; }
+  void at(Cycle c, std::function<void()> fn) override { push(c, 0, std::move(fn)); }
+  void at_end_of(Cycle c, std::function<void()> fn) override { push(c, 1, std::move(fn)); }
+
+  bool empty() const { return heap_.empty(); }
+  Cycle next_cycle() const { return heap_.top().cycle; }  // only when !empty()
+  // Advances now() to next_cycle() and runs every event due then (also those added for it).
+  void run_next_cycle();
+  void run_all();  // until empty (no SystemC): for tests of plain components
+  void clear();
+
+ private:
+  struct Event {
+    Cycle cycle;
+    uint8_t late;
+    uint64_t seq;
+    std::function<void()> fn;
+  };
+  struct Later {
+    bool operator()(const Event& a, const Event& b) const {
+      if (a.cycle != b.cycle) return a.cycle > b.cycle;
+      if (a.late != b.late) return a.late > b.late;
+      return a.seq > b.seq;
+    }
+  };
+  void push(Cycle c, uint8_t late, std::function<void()> fn);
+
+  Cycle now_ = 0;
+  uint64_t seq_ = 0;
+  std::priority_queue<Event, std::vector<Event>, Later> heap_;
+};
+
+}  // namespace spyre::sim

@@ -1,0 +1,53 @@
+#pragma once
+// Running a program on the chip model. The SystemC kernel owns time; the model's logic
+// lives in plain C++ classes under sim/. One process may simulate many programs one after
+// another (SystemC 2.3 cannot re-elaborate, so the kernel shell is elaborated once and
+// reused; each run's cycles are counted from its own start).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "spyre/arch/arch.h"
+#include "spyre/isa/isa.h"
+#include "spyre/traces/sink.h"
+
+namespace spyre::sim {
+
+struct SimOptions {
+  bool functional = true;                // false: timing only, no arithmetic or data movement
+  traces::TraceSink* trace = nullptr;    // null: tracing off
+  uint64_t max_cycles = 0;               // watchdog; 0 = no limit
+};
+
+struct KernelStats {
+  std::string name;
+  uint64_t start_cycle = 0;  // first instruction of this kernel starts, on any core
+  uint64_t end_cycle = 0;    // last one ends
+  uint64_t cycles() const { return end_cycle - start_cycle; }
+};
+
+struct SimResult {
+  uint64_t cycles = 0;                 // from start until the last core halts
+  std::vector<KernelStats> kernels;    // in program kernel-id order
+  uint64_t dram_read_bytes = 0;
+  uint64_t dram_write_bytes = 0;
+  // Summed over cores: busy cycles per unit class ("pt", "sfp", "dma_in", "dma_out", "ring").
+  // Utilisation of a class = busy / (cycles * units of that class on the chip).
+  nlohmann::json stats;                // hierarchical stats with units (see sim/README.md)
+  double utilisation(const std::string& unit_class) const;  // 0..1, from stats
+};
+
+// Device memory image: the program's DRAM, `program.dram_bytes` long. The caller writes
+// inputs at their tensors' addresses before and reads outputs after the run. Data segments of
+// the program are copied in by simulate().
+using DeviceMemory = std::vector<uint8_t>;
+
+// Throws spyre::Error for: a config that does not fit the program (cores), an LX or DRAM
+// access out of range (naming core, instruction index, mnemonic and address), a deadlock
+// (naming what each core waits on), or the watchdog.
+SimResult simulate(const isa::Program& program, const arch::ArchConfig& cfg, DeviceMemory& dram,
+                   const SimOptions& opts = {});
+
+}  // namespace spyre::sim

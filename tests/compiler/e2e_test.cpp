@@ -1,0 +1,169 @@
+// End to end: compile each golden capture, fill its inputs with seeded random fp16 values,
+// run the program on the simulator and compare with a plain C++ reference of the same math.
+// Tolerance: max |error| <= 1e-2 * RMS(reference output) (fp16 outputs).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <iostream>
+#include <map>
+#include <random>
+
+#include "compiler_test_util.h"
+#include "spyre/compiler/compile.h"
+#include "spyre/sim/simulate.h"
+
+namespace spyre::compiler {
+namespace {
+
+using Tensor = std::vector<float>;  // row-major contents of a binding
+
+float round_f16(float v) { return isa::f16_to_f32(isa::f32_to_f16(v)); }
+
+int64_t numel(const TensorBinding& b) {
+  int64_t n = 1;
+  for (auto s : b.size) n *= s;
+  return n;
+}
+
+// Element `flat` (row-major over size) of a binding, as a byte address.
+uint64_t addr_of(const TensorBinding& b, int64_t flat) {
+  int64_t off = 0;
+  for (size_t d = b.size.size(); d-- > 0;) {
+    off += (flat % b.size[d]) * b.stride[d];
+    flat /= b.size[d];
+  }
+  return b.dram_addr + static_cast<uint64_t>(off * isa::dtype_size_bytes(b.dtype));
+}
+
+void write(sim::DeviceMemory& mem, const TensorBinding& b, const Tensor& t) {
+  for (int64_t i = 0; i < numel(b); ++i)
+    isa::store_element(mem.data() + addr_of(b, i), b.dtype, t[static_cast<size_t>(i)]);
+}
+
+Tensor read(const sim::DeviceMemory& mem, const TensorBinding& b) {
+  Tensor t(static_cast<size_t>(numel(b)));
+  for (int64_t i = 0; i < numel(b); ++i)
+    t[static_cast<size_t>(i)] = static_cast<float>(isa::load_element(mem.data() + addr_of(b, i), b.dtype));
+  return t;
+}
+
+struct SimRun {
+  std::map<std::string, Tensor> in;
+  Tensor out;
+  CompileResult compiled;
+  sim::SimResult sim;
+};
+
+// Inputs: N(0,1) * scale(name) rounded to fp16, seeded.
+SimRun run_golden(const std::string& golden, const std::string& arch,
+        const std::map<std::string, std::pair<float, float>>& mean_scale = {}) {
+  auto cfg = arch::load_arch(arch);
+  SimRun r;
+  r.compiled = compile(test::load_golden(golden), cfg, {}, golden + ".json");
+  sim::DeviceMemory mem(r.compiled.program.dram_bytes, 0);
+  std::mt19937 rng(1234);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (const auto& b : r.compiled.inputs) {
+    auto [mean, scale] = mean_scale.count(b.name) ? mean_scale.at(b.name) : std::make_pair(0.0f, 1.0f);
+    Tensor t(static_cast<size_t>(numel(b)));
+    for (auto& v : t) v = round_f16(mean + scale * normal(rng));
+    write(mem, b, t);
+    r.in[b.name] = t;
+  }
+  r.sim = sim::simulate(r.compiled.program, cfg, mem);
+  r.out = read(mem, r.compiled.outputs.at(0));
+  std::cout << "[ e2e      ] " << golden << " on " << arch << ": predicted "
+            << r.compiled.report["totals"]["predicted_cycles"] << " cycles, simulated "
+            << r.sim.cycles << " cycles\n";
+  for (const auto& k : r.sim.kernels)
+    std::cout << "[ e2e      ]   " << k.name << ": simulated " << k.cycles() << "\n";
+  return r;
+}
+
+void expect_close(const Tensor& got, const Tensor& want) {
+  ASSERT_EQ(got.size(), want.size());
+  double ss = 0, max_err = 0;
+  size_t worst = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    ss += static_cast<double>(want[i]) * want[i];
+    double e = std::fabs(static_cast<double>(got[i]) - want[i]);
+    if (!(e <= max_err)) max_err = e, worst = i;  // NaN counts as worst
+  }
+  const double rms = std::sqrt(ss / static_cast<double>(want.size()));
+  EXPECT_LE(max_err, 1e-2 * rms) << "worst element " << worst << ": got " << got[worst]
+                                 << ", want " << want[worst] << " (rms " << rms << ")";
+}
+
+// C[m,n] = A[m,k] @ B[k,n], fp32 accumulation of fp16 values.
+Tensor matmul(const Tensor& a, const Tensor& b, int64_t m, int64_t k, int64_t n, bool b_is_nk) {
+  Tensor c(static_cast<size_t>(m * n));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float acc = 0;
+      for (int64_t kk = 0; kk < k; ++kk)
+        acc += a[static_cast<size_t>(i * k + kk)] *
+               b[static_cast<size_t>(b_is_nk ? j * k + kk : kk * n + j)];
+      c[static_cast<size_t>(i * n + j)] = acc;
+    }
+  return c;
+}
+
+class E2e : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(E2e, MatmulMatchesReference) {
+  SimRun r = run_golden("matmul", GetParam());
+  Tensor want = matmul(r.in["arg0_1"], r.in["arg1_1"], 128, 256, 192, false);
+  for (auto& v : want) v = round_f16(v);
+  expect_close(r.out, want);
+}
+
+TEST_P(E2e, EltwiseChainMatchesReference) {
+  SimRun r = run_golden("eltwise_chain", GetParam());
+  const Tensor &x = r.in["arg0_1"], &y = r.in["arg1_1"];
+  Tensor want(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    float v = x[i] * 2.0f + y[i % 512];
+    want[i] = round_f16(std::exp(std::max(v, 0.0f)) - x[i]);
+  }
+  expect_close(r.out, want);
+}
+
+TEST_P(E2e, MlpBlockMatchesReference) {
+  // arg0_1/arg1_1: LayerNorm weight/bias; arg2_1: x; arg3_1/arg4_1: fc1; arg5_1/arg6_1: fc2.
+  SimRun r = run_golden("mlp_block", GetParam(),
+              {{"arg0_1", {1.0f, 0.1f}}, {"arg1_1", {0.0f, 0.1f}}, {"arg3_1", {0.0f, 0.0625f}},
+               {"arg4_1", {0.0f, 0.0625f}}, {"arg5_1", {0.0f, 0.03125f}}, {"arg6_1", {0.0f, 0.03125f}}});
+  const int64_t M = 64, H = 256, F = 1024;
+  const Tensor& x = r.in["arg2_1"];
+  Tensor h(static_cast<size_t>(M * H));
+  for (int64_t i = 0; i < M; ++i) {
+    double mean = 0, var = 0;
+    for (int64_t j = 0; j < H; ++j) mean += x[static_cast<size_t>(i * H + j)];
+    mean /= H;
+    for (int64_t j = 0; j < H; ++j) var += std::pow(x[static_cast<size_t>(i * H + j)] - mean, 2);
+    var /= H;
+    for (int64_t j = 0; j < H; ++j) {
+      double v = (x[static_cast<size_t>(i * H + j)] - mean) / std::sqrt(var + 1e-5);
+      h[static_cast<size_t>(i * H + j)] =
+          round_f16(static_cast<float>(v * r.in["arg0_1"][static_cast<size_t>(j)] + r.in["arg1_1"][static_cast<size_t>(j)]));
+    }
+  }
+  Tensor f = matmul(h, r.in["arg3_1"], M, H, F, true);
+  for (int64_t i = 0; i < M * F; ++i) {
+    float v = round_f16(f[static_cast<size_t>(i)] + r.in["arg4_1"][static_cast<size_t>(i % F)]);
+    f[static_cast<size_t>(i)] = round_f16(0.5f * v * (1.0f + std::erf(v * 0.70710678f)));
+  }
+  Tensor o = matmul(f, r.in["arg5_1"], M, F, H, true);
+  Tensor want(static_cast<size_t>(M * H));
+  for (int64_t i = 0; i < M * H; ++i) {
+    float v = round_f16(o[static_cast<size_t>(i)] + r.in["arg6_1"][static_cast<size_t>(i % H)]);
+    want[static_cast<size_t>(i)] = round_f16(x[static_cast<size_t>(i)] + v);
+  }
+  expect_close(r.out, want);
+}
+
+INSTANTIATE_TEST_SUITE_P(Arch, E2e, ::testing::Values("tiny", "spyre"),
+                         [](const auto& info) { return std::string(info.param); });
+
+}  // namespace
+}  // namespace spyre::compiler

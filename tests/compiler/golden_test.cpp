@@ -1,0 +1,143 @@
+// Compiling the golden captures: valid programs, balanced tokens, LX within budget, a report
+// that explains each kernel, and errors that name the node for what is not supported.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "compiler_test_util.h"
+#include "spyre/compiler/compile.h"
+#include "spyre/error.h"
+
+namespace spyre::compiler {
+namespace {
+
+struct Case {
+  const char* ir;
+  const char* arch;
+};
+
+class Golden : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Golden, CompilesToAValidProgramWithinLx) {
+  const Case c = GetParam();
+  auto cfg = arch::load_arch(c.arch);
+  auto ir = test::load_golden(c.ir);
+  CompileResult r = compile(ir, cfg, {}, std::string(c.ir) + ".json");
+  EXPECT_NO_THROW(isa::validate(r.program));
+  EXPECT_EQ(r.program.num_cores, static_cast<uint32_t>(cfg.cores));
+  EXPECT_EQ(r.program.kernels.size(), ir["nodes"].size());
+  EXPECT_EQ(r.inputs.size(), ir["inputs"].size());
+  EXPECT_EQ(r.outputs.size(), ir["outputs"].size());
+  for (const auto& core : r.program.cores) {
+    ASSERT_FALSE(core.empty());
+    EXPECT_EQ(core.back().op, isa::Opcode::Halt);
+    // Every signal has its wait: tokens are zero at each barrier.
+    std::map<int64_t, int> balance;
+    int barriers = 0;
+    for (const auto& in : core) {
+      if (in.op == isa::Opcode::Signal) ++balance[in.get("tok")];
+      if (in.op == isa::Opcode::Wait) --balance[in.get("tok")];
+      if (in.op == isa::Opcode::Barrier || in.op == isa::Opcode::Halt) {
+        ++barriers;
+        for (auto [tok, n] : balance) EXPECT_EQ(n, 0) << "token " << tok;
+      }
+      if (in.op == isa::Opcode::DmaLoad || in.op == isa::Opcode::DmaStore) {
+        EXPECT_GE(in.get("lx"), 0);
+        EXPECT_LE(in.get("lx") + in.get("bytes"), cfg.lx_size_bytes);
+      }
+    }
+    EXPECT_EQ(barriers, static_cast<int>(ir["nodes"].size()));
+  }
+  const auto& rep = r.report;
+  ASSERT_EQ(rep["kernels"].size(), ir["nodes"].size());
+  for (const auto& k : rep["kernels"]) {
+    EXPECT_LE(k["lx"]["peak_bytes"].get<int64_t>(), cfg.lx_usable_bytes()) << k["name"];
+    EXPECT_GT(k["predicted"]["cycles"].get<int64_t>(), 0) << k["name"];
+    EXPECT_TRUE(k.contains("split")) << k["name"];
+    EXPECT_TRUE(k["unit"] == "pt" || k["unit"] == "sfp") << k["name"];
+  }
+  EXPECT_GT(rep["totals"]["predicted_cycles"].get<int64_t>(), 0);
+  // Every tensor lies inside the program's device memory (also checked by validate).
+  for (const auto& t : r.program.tensors) EXPECT_LE(t.dram_addr + t.bytes, r.program.dram_bytes);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Golden,
+                         ::testing::Values(Case{"matmul", "tiny"}, Case{"matmul", "spyre"},
+                                           Case{"eltwise_chain", "tiny"},
+                                           Case{"eltwise_chain", "spyre"},
+                                           Case{"mlp_block", "tiny"}, Case{"mlp_block", "spyre"}),
+                         [](const auto& info) {
+                           return std::string(info.param.ir) + "_" + info.param.arch;
+                         });
+
+TEST(Compile, MatmulUsesTransposedWeightsWithoutElementStridedDma) {
+  auto cfg = arch::load_arch("spyre");
+  CompileResult r = compile(test::load_golden("mlp_block"), cfg, {}, "mlp_block.json");
+  const auto& k = r.report["kernels"][3];
+  EXPECT_EQ(k["name"], "op4_addmm");
+  EXPECT_EQ(k["tiles"]["trans_b"], true);
+  for (const auto& core : r.program.cores)
+    for (const auto& in : core)
+      if (in.kernel == 3 && in.op == isa::Opcode::DmaLoad) {
+        EXPECT_GE(in.get("bytes"), 128);
+      }
+}
+
+TEST(Compile, MatmulRowsAreSplitBetweenCorelets) {
+  auto cfg = arch::load_arch("tiny");
+  CompileResult r = compile(test::load_golden("matmul"), cfg, {}, "matmul.json");
+  int pt0 = 0, pt1 = 0;
+  for (const auto& core : r.program.cores)
+    for (const auto& in : core)
+      if (in.op == isa::Opcode::PtMatmul) (in.get("cl") ? pt1 : pt0)++;
+  EXPECT_GT(pt0, 0);
+  EXPECT_EQ(pt0, pt1);
+}
+
+TEST(Compile, FallbackNodeIsAnErrorNamingNodeOpAndSource) {
+  auto ir = test::load_golden("matmul");
+  ir["nodes"][0]["kind"] = "fallback";
+  ir["nodes"][0]["kernel"] = "torch.ops.aten._fft_r2c.default";
+  ir["nodes"][0]["op_overload"] = "aten._fft_r2c.default";
+  try {
+    compile(ir, arch::load_arch("tiny"), {}, "m.json");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("node op0"), std::string::npos) << m;
+    EXPECT_NE(m.find("aten._fft_r2c.default"), std::string::npos) << m;
+    EXPECT_NE(m.find("tools/models/matmul.py:8"), std::string::npos) << m;
+  }
+}
+
+TEST(Compile, UnknownExternKernelIsAnError) {
+  auto ir = test::load_golden("matmul");
+  ir["nodes"][0]["kernel"] = "extern_kernels.convolution";
+  EXPECT_THROW(compile(ir, arch::load_arch("tiny"), {}, "m.json"), Error);
+}
+
+TEST(Compile, ReductionRowTooLongForLxIsAWorkingSetError) {
+  // A reduction needs its whole row in LX: 2^20 fp32 elements per row cannot fit.
+  auto ir = test::load_golden("mlp_block");
+  auto node = ir["nodes"][0];
+  node["reduce_sizes"] = {1 << 20};
+  node["body"][0]["index"]["affine"]["coeffs"]["x0"] = 1 << 20;
+  ir["nodes"] = {node};
+  try {
+    compile(ir, arch::load_arch("tiny"), {}, "big.json");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("working set does not fit LX"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("node op0"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Compile, OptionsRejectUnknownKeys) {
+  CompileOptions o;
+  o.set("fusion", "false");
+  EXPECT_FALSE(o.fusion);
+  EXPECT_THROW(o.set("nope", "1"), Error);
+}
+
+}  // namespace
+}  // namespace spyre::compiler

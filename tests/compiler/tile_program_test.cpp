@@ -1,0 +1,75 @@
+#include <gtest/gtest.h>
+
+#include "compiler_test_util.h"
+#include "spyre/compiler/tile_program.h"
+#include "spyre/error.h"
+
+namespace spyre::compiler {
+namespace {
+
+TileProgram build(const nlohmann::json& j, size_t node, const std::string& arch = "spyre") {
+  static ir::Graph g;  // keep the graph alive for the returned program's references
+  g = ir::load_ir(j, "g.json");
+  return build_tile_program(g, g.nodes[node], arch::load_arch(arch), "g.json: node");
+}
+
+TEST(TileProgram, EltwiseChainBroadcastsTheVectorOverRows) {
+  TileProgram p = build(test::load_golden("eltwise_chain"), 0);
+  EXPECT_EQ(p.space.row.size, 64);
+  EXPECT_EQ(p.space.col.size, 512);
+  EXPECT_TRUE(p.space.outer.empty());
+  // y[x1] varies along the columns only: loaded once per core, not per tile.
+  int hoisted_loads = 0, tiled_loads = 0;
+  for (const auto& op : p.ops)
+    if (op.kind == TOp::Load) (p.vals[static_cast<size_t>(op.dst)].tiled ? tiled_loads : hoisted_loads)++;
+  EXPECT_EQ(hoisted_loads, 1);
+  EXPECT_EQ(tiled_loads, 1);  // x is loaded once although the body loads it twice
+}
+
+TEST(TileProgram, OneDimensionalGeluIsSplitIntoRowsAndColumns) {
+  TileProgram p = build(test::load_golden("mlp_block"), 4);  // op5: gelu over 65536 elements
+  EXPECT_EQ(p.space.row.size * p.space.col.size, 65536);
+  EXPECT_EQ(p.space.col.size, 1024);  // 65536 / (32 cores * 2 corelets)
+  EXPECT_EQ(p.space.row.coeff[0], 1024);
+}
+
+TEST(TileProgram, WelfordMeanKeepsOnlyWhatIsStored) {
+  TileProgram p = build(test::load_golden("mlp_block"), 0);  // op0 stores the mean only
+  EXPECT_TRUE(p.is_reduction);
+  EXPECT_EQ(p.space.col.size, 256);
+  int reduces = 0;
+  for (const auto& op : p.ops) reduces += op.kind == TOp::Reduce;
+  EXPECT_EQ(reduces, 1);
+  p = build(test::load_golden("mlp_block"), 1);  // op1 stores m2: two reductions
+  reduces = 0;
+  for (const auto& op : p.ops) reduces += op.kind == TOp::Reduce;
+  EXPECT_EQ(reduces, 2);
+}
+
+TEST(TileProgram, MaskedLoadIsUnsupportedAndNamesTheOp) {
+  auto j = test::tiny_pointwise_ir();
+  j["nodes"][0]["body"][1] = {{"id", "v1"}, {"op", "masked"}, {"args", {"v0"}},
+                              {"dtype", "float16"}, {"value", 0.0}, {"body", nlohmann::json::array()}};
+  try {
+    build(j, 0);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("op v1 'masked'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TileProgram, NonAffineIndexIsUnsupported) {
+  auto j = test::tiny_pointwise_ir();
+  j["nodes"][0]["body"][0]["index"]["affine"] = nullptr;
+  j["nodes"][0]["body"][0]["index"]["expr"] = "x0*x1";
+  try {
+    build(j, 0);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'x0*x1' of buffer arg0_1 is not affine"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace spyre::compiler

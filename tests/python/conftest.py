@@ -1,0 +1,36 @@
+import os
+import pathlib
+import runpy
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+MODELS = ROOT / "tools" / "models"
+CLI = ROOT / ".venv" / "bin" / "spyre-sim"
+# The golden-capture script doubles as a helper module for the capture tests.
+sys.path.insert(0, str(ROOT / "tests" / "data" / "ir"))
+
+
+def load_model(name):
+    ns = runpy.run_path(str(MODELS / f"{name}.py"))
+    return ns["model"], ns["example_inputs"]
+
+
+@pytest.fixture
+def model():
+    return load_model
+
+
+def run_cli(*args, cwd=None):
+    if not CLI.exists():
+        pytest.fail(f"{CLI} is missing: the build did not install the CLI (run `make build`)")
+    env = dict(os.environ, SC_COPYRIGHT_MESSAGE="DISABLE")
+    return subprocess.run([str(CLI), *map(str, args)], capture_output=True, text=True, cwd=cwd,
+                          env=env, timeout=600)
+
+
+@pytest.fixture
+def cli():
+    return run_cli

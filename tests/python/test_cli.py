@@ -1,0 +1,85 @@
+"""The spyre-sim CLI: the run summary, JSON output, program files and bad input."""
+
+import json
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+IR = ROOT / "tests" / "data" / "ir"
+
+
+def test_run_model_file_json(cli, tmp_path):
+    r = cli("run", ROOT / "tools/models/mlp_block.py", "--json", "--out", tmp_path / "o")
+    assert r.returncode == 0, r.stderr
+    s = json.loads(r.stdout.strip().splitlines()[-1])
+    for key, typ in [("cycles", int), ("device_time_us", float), ("clock_ghz", float),
+                     ("arch", str), ("kernels", list), ("stats", dict), ("trace", str)]:
+        assert isinstance(s[key], typ), key
+    assert s["outputs_match"] is True
+    assert all({"name", "cycles"} <= set(k) for k in s["kernels"])
+    for f in ("summary.json", "stats.json", "report.json", "arch.yaml", "trace.json"):
+        assert (tmp_path / "o" / f).is_file(), f
+    trace = json.loads((tmp_path / "o" / "trace.json").read_text())
+    names = {e["args"]["name"] for e in trace["traceEvents"] if e.get("name") == "thread_name"}
+    assert {"dma_in", "pt0", "sfp0"} <= names
+
+
+def test_run_ir_and_program_round_trip(cli, tmp_path):
+    r = cli("run", IR / "matmul.json", "--arch", "tiny", "--json", "--out", tmp_path / "a")
+    assert r.returncode == 0, r.stderr
+    cycles = json.loads(r.stdout)["cycles"]
+    assert json.loads(r.stdout)["outputs_match"] is None
+    r = cli("compile", IR / "matmul.json", "--arch", "tiny", "-o", tmp_path / "m.s")
+    assert r.returncode == 0, r.stderr
+    assert cli("asm", tmp_path / "m.s", "-o", tmp_path / "m.bin").returncode == 0
+    r = cli("disasm", tmp_path / "m.bin")
+    assert r.returncode == 0 and r.stdout == (tmp_path / "m.s").read_text()
+    r = cli("run", tmp_path / "m.bin", "--arch", "tiny", "--json", "--out", tmp_path / "b")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["cycles"] == cycles
+
+
+def test_arch_show_lists_every_parameter(cli):
+    r = cli("arch", "show")
+    assert r.returncode == 0
+    for key in ("chip.cores", "pt.rows", "lx.size_bytes", "dram.bw_gbps"):
+        line = next(l for l in r.stdout.splitlines() if l.startswith(key))
+        assert len(line.split()) >= 4, line
+
+
+def _bad(cli, tmp_path, *args):
+    r = cli(*args, "--out", tmp_path / "bad") if args[0] == "run" else cli(*args)
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr
+    return r.stderr
+
+
+def test_bad_input_is_one_clear_message(cli, tmp_path):
+    bad_json = tmp_path / "bad.json"
+    bad_json.write_text("{ not json")
+    assert "bad.json" in _bad(cli, tmp_path, "run", bad_json) 
+    ir = json.loads((IR / "matmul.json").read_text())
+    del ir["nodes"][0]["kind"]
+    missing = tmp_path / "missing.json"
+    missing.write_text(json.dumps(ir))
+    err = _bad(cli, tmp_path, "run", missing)
+    assert "missing.json" in err and "kind" in err
+    assert "unknown architecture" in _bad(cli, tmp_path, "run", IR / "matmul.json", "--arch", "nope")
+    asm = tmp_path / "p.s"
+    asm.write_text(".spyre 1\n.cores 1\n.core 0\n  pt.mm cl=0\n")
+    assert "p.s:4" in _bad(cli, tmp_path, "run", asm)
+    corrupt = tmp_path / "p.bin"
+    corrupt.write_bytes(b"SPYREPRG\x01\x00\x00\x00")
+    assert "truncated" in _bad(cli, tmp_path, "run", corrupt)
+
+
+def test_unsupported_op_names_the_op(cli, tmp_path):
+    model = tmp_path / "cumsum.py"
+    model.write_text(
+        "import torch\n"
+        "class M(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return torch.cumsum(x, 0)\n"
+        "model = M()\n"
+        "example_inputs = (torch.randn(8, 8, dtype=torch.float16),)\n")
+    err = _bad(cli, tmp_path, "run", model)
+    assert "cumsum" in err.lower() or "unsupported" in err.lower(), err

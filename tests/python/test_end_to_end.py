@@ -1,0 +1,68 @@
+"""End to end with real torch: Inductor capture -> C++ compiler -> SystemC chip model."""
+
+import torch
+
+import spyre_sim
+
+
+def _check(result, n_runs_equal):
+    assert result.outputs_match is True, str(result)
+    assert result.cycles > 0
+    assert result.device_time_us == result.cycles / (result.summary["clock_ghz"] * 1000.0)
+    assert result.kernels and all(k["cycles"] > 0 for k in result.kernels)
+    assert result.cycles == n_runs_equal.cycles
+    assert result.kernels == n_runs_equal.kernels
+
+
+def test_mlp_block_matches_eager_and_is_deterministic(model):
+    m, inputs = model("mlp_block")
+    first = spyre_sim.run(m, inputs)
+    second = spyre_sim.run(m, inputs)
+    _check(first, second)
+    s = first.summary
+    assert s["arch"] == "spyre" and s["cores"] == 32
+    assert s["dram"]["read_bytes"] > 0 and s["dram"]["write_bytes"] > 0
+    assert 0 < s["utilisation"]["pt"] <= 1 and 0 < s["utilisation"]["sfp"] <= 1
+    # Both linear layers ran on the PT array.
+    assert sum(1 for r in first.reports for k in r["kernels"] if k["unit"] == "pt") == 2
+
+
+def test_bare_matmul_matches_eager(model):
+    m, inputs = model("matmul")
+    first = spyre_sim.run(m, inputs, arch="tiny")
+    _check(first, spyre_sim.run(m, inputs, arch="tiny"))
+    assert first.summary["cores"] == 4
+
+
+def test_elementwise_chain_matches_eager(model):
+    m, inputs = model("eltwise_chain")
+    first = spyre_sim.run(m, inputs)
+    _check(first, spyre_sim.run(m, inputs))
+
+
+def test_torch_compile_backend_by_name_and_last_result(model):
+    m, inputs = model("eltwise_chain")
+    torch._dynamo.reset()
+    compiled = torch.compile(m, backend="spyre_sim")
+    with torch.no_grad():
+        out = compiled(*inputs)
+    torch._dynamo.reset()
+    ok, err, tol = spyre_sim.api.compare(out, spyre_sim.api.reference(m, inputs))
+    assert ok, (err, tol)
+    last = spyre_sim.last_result()
+    assert last is not None and last.cycles > 0
+
+
+def test_timing_only_gives_the_same_cycles(model):
+    m, inputs = model("matmul")
+    functional = spyre_sim.run(m, inputs, arch="tiny")
+    timing = spyre_sim.run(m, inputs, arch="tiny", timing_only=True)
+    assert timing.cycles == functional.cycles
+    assert timing.outputs_match is None
+
+
+def test_set_changes_the_chip(model):
+    m, inputs = model("matmul")
+    slow = spyre_sim.run(m, inputs, arch="tiny", set=["dram.bw_gbps=15"])
+    fast = spyre_sim.run(m, inputs, arch="tiny")
+    assert slow.outputs_match and slow.cycles > fast.cycles

@@ -1,0 +1,38 @@
+#pragma once
+// Helpers for the chip-model tests: programs from assembly text, a default 4-core config.
+#include <string>
+
+#include "spyre/arch/arch.h"
+#include "spyre/isa/format.h"
+#include "spyre/sim/simulate.h"
+
+namespace spyre::sim::test {
+
+// The built-in "spyre" parameters (issue 1, PT 8x64, SFP 64/32 lanes + 8, DMA setup 16,
+// 256/128 B/cycle, bursts 4096 B, words 128 B, DRAM 150 GB/s at 1.5 GHz = 100 B/cycle and
+// 100 ns = 150 cycles, ring 128 B/cycle and 2 cycles per hop, barrier 32) with `cores` cores.
+inline arch::ArchConfig config(int cores = 4) {
+  arch::ArchConfig cfg;
+  cfg.cores = cores;
+  return cfg;
+}
+
+// `body` holds ".core N" sections; the header is added here.
+inline isa::Program program(int cores, const std::string& body, uint64_t dram_bytes = 1 << 20) {
+  return isa::assemble(".spyre 1\n.cores " + std::to_string(cores) + "\n.dram_bytes " +
+                       std::to_string(dram_bytes) + "\n" + body);
+}
+
+inline SimResult run(const isa::Program& p, const arch::ArchConfig& cfg, SimOptions opts = {}) {
+  DeviceMemory dram(p.dram_bytes, 0);
+  return simulate(p, cfg, dram, opts);
+}
+
+inline uint64_t busy(const SimResult& r, int core, const char* queue) {
+  return r.stats["chip"]["cores"][core][queue]["busy_cycles"].get<uint64_t>();
+}
+inline uint64_t wait(const SimResult& r, int core, const char* queue) {
+  return r.stats["chip"]["cores"][core][queue]["wait_cycles"].get<uint64_t>();
+}
+
+}  // namespace spyre::sim::test

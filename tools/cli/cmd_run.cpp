@@ -1,0 +1,74 @@
+// `spyre-sim run TARGET`: a model file goes through the embedded Python (torch.compile with the
+// spyre_sim backend); an IR or a program file is compiled and simulated here with seeded random
+// inputs. Every run writes an output folder with the summary, stats, report, effective
+// configuration and trace.
+#include <filesystem>
+#include <iostream>
+
+#include "commands.h"
+#include "spyre/error.h"
+#include "spyre/io.h"
+#include "spyre/isa/format.h"
+#include "spyre/runner/runner.h"
+
+namespace spyre::cli {
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& e) {
+  return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
+}
+
+runner::Executable load_target(const RunArgs& a, const runner::Settings& s) {
+  if (ends_with(a.target, ".json")) {
+    nlohmann::json ir;
+    try {
+      ir = nlohmann::json::parse(read_file_text(a.target));
+    } catch (const nlohmann::json::parse_error& e) {
+      throw Error(a.target, std::string("malformed JSON: ") + e.what());
+    }
+    return runner::Executable::from_ir(ir, s, a.target);
+  }
+  return runner::Executable::from_program(isa::load_program(a.target), s);
+}
+
+}  // namespace
+
+int run_command(const RunArgs& a) {
+  if (!std::filesystem::exists(a.target)) throw Error(a.target, "no such file");
+  std::string stem = std::filesystem::path(a.target).stem().string();
+  std::string out = a.out.empty() ? (std::filesystem::path("spyre-sim-out") / stem).string() : a.out;
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (ec) throw Error(out, "cannot create output folder: " + ec.message());
+  std::string trace = a.trace.empty() ? (std::filesystem::path(out) / "trace.json").string() : a.trace;
+
+  nlohmann::json summary, report;
+  runner::Settings settings{a.arch, a.sets};
+  if (ends_with(a.target, ".py")) {
+    ModelRun m = run_model_file(a, trace, out);
+    summary = nlohmann::json::parse(m.summary_json);
+    if (!m.report_json.empty()) report = nlohmann::json::parse(m.report_json);
+  } else {
+    auto exe = load_target(a, settings);
+    runner::RunOptions o;
+    o.trace_path = trace;
+    o.timing_only = a.timing_only;
+    summary = exe.run({}, o).summary;
+    report = exe.report().is_null() ? nlohmann::json(nullptr) : exe.report();
+  }
+  summary["out"] = out;
+  runner::write_output_folder(out, summary, report, settings.config());
+  if (a.json) {
+    std::cout << summary.dump() << std::endl;
+  } else {
+    std::cout << "spyre-sim run " << a.target << "\n" << runner::format_summary(summary);
+    std::cout << "  output folder     " << out << "\n";
+    std::cout << "  trace             " << summary["trace"].get<std::string>()
+              << "  (open in https://ui.perfetto.dev or chrome://tracing)\n";
+  }
+  const auto& m = summary["outputs_match"];
+  return (m.is_boolean() && !m.get<bool>()) ? 1 : 0;
+}
+
+}  // namespace spyre::cli

@@ -1,0 +1,37 @@
+#pragma once
+// The spyre-sim subcommands. Each returns the process exit status: 0 ok, 1 a failed check,
+// 2 bad input (spyre::Error and friends are turned into 2 by main()).
+#include <string>
+#include <vector>
+
+namespace spyre::cli {
+
+struct RunArgs {
+  std::string target;
+  std::string arch = "spyre";
+  std::vector<std::string> sets;
+  std::string trace;  // empty: <out>/trace.json
+  std::string out;    // empty: spyre-sim-out/<target stem>
+  bool json = false;
+  bool timing_only = false;
+  bool debug = false;
+};
+
+int run_command(const RunArgs& a);
+int asm_command(const std::string& in, const std::string& out);
+int disasm_command(const std::string& in, const std::string& out);
+int compile_command(const std::string& in, const std::string& out, const std::string& report,
+                    const std::string& arch, const std::vector<std::string>& sets);
+int arch_show_command(const std::string& name, const std::vector<std::string>& sets);
+int arch_list_command();
+int isa_doc_command();
+
+// Runs a model file (Python defining `model` and `example_inputs`) in the embedded
+// interpreter; returns the summary JSON text (with outputs_match) and the compile report.
+struct ModelRun {
+  std::string summary_json;
+  std::string report_json;
+};
+ModelRun run_model_file(const RunArgs& a, const std::string& trace, const std::string& out);
+
+}  // namespace spyre::cli

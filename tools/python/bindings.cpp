@@ -1,0 +1,119 @@
+#include "bindings.h"
+
+#include <pybind11/stl.h>
+
+#include "spyre/error.h"
+#include "spyre/io.h"
+#include "spyre/isa/format.h"
+#include "spyre/runner/runner.h"
+
+namespace py = pybind11;
+
+namespace spyre::python {
+
+namespace {
+
+runner::Settings settings(const std::string& arch, const std::vector<std::string>& sets) {
+  runner::Settings s;
+  s.arch = arch.empty() ? "spyre" : arch;
+  s.sets = sets;
+  return s;
+}
+
+py::list bindings_list(const std::vector<compiler::TensorBinding>& bs) {
+  py::list out;
+  for (const auto& b : bs) {
+    py::dict d;
+    d["name"] = b.name;
+    d["dtype"] = std::string(isa::dtype_name(b.dtype));
+    d["size"] = b.size;
+    d["stride"] = b.stride;
+    d["storage_bytes"] = runner::Executable::storage_bytes(b);
+    out.append(d);
+  }
+  return out;
+}
+
+}  // namespace
+
+void bind_core(py::module_& m) {
+  m.doc() = "spyre-sim's C++ core: compiler, SystemC chip model and traces";
+  static py::exception<Error> error(m, "SpyreError", PyExc_ValueError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const Error& e) {
+      py::set_error(error, e.what());
+    }
+  });
+
+  py::class_<runner::Executable>(m, "Executable")
+      .def_static(
+          "from_ir",
+          [](const std::string& ir_text, const std::string& arch,
+             const std::vector<std::string>& sets, const std::string& file) {
+            nlohmann::json ir;
+            try {
+              ir = nlohmann::json::parse(ir_text);
+            } catch (const nlohmann::json::parse_error& e) {
+              throw Error(file, std::string("malformed JSON: ") + e.what());
+            }
+            return runner::Executable::from_ir(ir, settings(arch, sets), file);
+          },
+          py::arg("ir_json"), py::arg("arch") = "spyre", py::arg("sets") = std::vector<std::string>{},
+          py::arg("file") = "<ir>")
+      .def_static(
+          "from_program_file",
+          [](const std::string& path, const std::string& arch, const std::vector<std::string>& sets) {
+            return runner::Executable::from_program(isa::load_program(path), settings(arch, sets));
+          },
+          py::arg("path"), py::arg("arch") = "spyre", py::arg("sets") = std::vector<std::string>{})
+      .def(
+          "run",
+          [](const runner::Executable& e, const std::vector<py::bytes>& inputs,
+             const std::string& trace, bool timing_only) {
+            std::vector<std::string> in;
+            for (const auto& b : inputs) in.emplace_back(b);
+            runner::RunOptions o;
+            o.trace_path = trace;
+            o.timing_only = timing_only;
+            runner::RunOutput out;
+            {
+              py::gil_scoped_release release;
+              out = e.run(std::move(in), o);
+            }
+            py::list outs;
+            for (const auto& s : out.outputs) outs.append(py::bytes(s));
+            py::dict d;
+            d["outputs"] = outs;
+            d["summary"] = out.summary.dump();
+            return d;
+          },
+          py::arg("inputs"), py::arg("trace") = "", py::arg("timing_only") = false)
+      .def_property_readonly("inputs", [](const runner::Executable& e) { return bindings_list(e.inputs()); })
+      .def_property_readonly("outputs", [](const runner::Executable& e) { return bindings_list(e.outputs()); })
+      .def_property_readonly("report", [](const runner::Executable& e) { return e.report().dump(); })
+      .def_property_readonly("assembly", [](const runner::Executable& e) { return isa::disassemble(e.program()); })
+      .def_property_readonly("arch_yaml", [](const runner::Executable& e) { return e.config().to_yaml(); });
+
+  m.def("format_summary", [](const std::string& s) {
+    return runner::format_summary(nlohmann::json::parse(s));
+  });
+  m.def("merge_summaries", [](const std::vector<std::string>& parts) {
+    std::vector<nlohmann::json> js;
+    for (const auto& p : parts) js.push_back(nlohmann::json::parse(p));
+    return runner::merge_summaries(js).dump();
+  });
+  m.def("write_output_folder", [](const std::string& dir, const std::string& summary,
+                                  const std::string& report, const std::string& arch,
+                                  const std::vector<std::string>& sets) {
+    runner::write_output_folder(dir, nlohmann::json::parse(summary),
+                                report.empty() ? nlohmann::json(nullptr) : nlohmann::json::parse(report),
+                                settings(arch, sets).config());
+  });
+  m.def("arch_yaml", [](const std::string& arch, const std::vector<std::string>& sets) {
+    return settings(arch, sets).config().to_yaml();
+  }, py::arg("arch") = "spyre", py::arg("sets") = std::vector<std::string>{});
+}
+
+}  // namespace spyre::python

@@ -1,0 +1,113 @@
+"""`spyre_sim.run`: compile a function or module with the spyre_sim backend, simulate it on a
+configured chip and compare its outputs with eager PyTorch on the same inputs."""
+
+import copy
+import json
+import math
+from typing import Optional
+
+import torch
+
+from . import backend as _backend
+from . import session as _session
+from ._core import core
+from .result import Result
+
+# The reference is eager PyTorch computed in fp32 on the same (fp16) inputs and weights: eager
+# fp16 rounds every intermediate and is itself off by more than the simulator (exp of a rounded
+# argument, say). A result matches when every element is within REL_TOL[sim dtype] * RMS(ref)
+# + ABS_TOL of the reference, plus one unit in the last place of the output dtype at that value
+# (the rounding of the output itself). `max_abs_err` reports that excess over the ulp.
+REL_TOL = {torch.float16: 1e-2, torch.bfloat16: 2e-2, torch.float32: 1e-4}
+ABS_TOL = 1e-3
+
+
+def _flatten(x):
+    if isinstance(x, torch.Tensor):
+        return [x]
+    if isinstance(x, (list, tuple)):
+        return [t for item in x for t in _flatten(item)]
+    if isinstance(x, dict):
+        return [t for k in sorted(x) for t in _flatten(x[k])]
+    return []
+
+
+def _upcast(x):
+    if isinstance(x, torch.Tensor) and x.dtype in (torch.float16, torch.bfloat16):
+        return x.float()
+    if isinstance(x, (list, tuple)):
+        return type(x)(_upcast(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _upcast(v) for k, v in x.items()}
+    return x
+
+
+def reference(fn, inputs):
+    """Eager PyTorch in fp32 on the same inputs and weights (16-bit floats upcast exactly)."""
+    if isinstance(fn, torch.nn.Module):
+        fn = copy.deepcopy(fn).float()
+    with torch.no_grad():
+        return fn(*_upcast(tuple(inputs)))
+
+
+def compare(actual, expected):
+    """(match, max_abs_err, tolerance) over every tensor of two output structures."""
+    a, e = _flatten(actual), _flatten(expected)
+    if len(a) != len(e):
+        return False, math.inf, 0.0
+    worst, ok = None, True
+    for x, y in zip(a, e):
+        if x.shape != y.shape:
+            return False, math.inf, 0.0
+        if y.is_floating_point():
+            y32, x32 = y.float(), x.float()
+            rms = float(y32.pow(2).mean().sqrt()) if y32.numel() else 0.0
+            tol = REL_TOL.get(x.dtype, 1e-2) * rms + ABS_TOL
+            ulp = torch.finfo(x.dtype).eps * y32.abs()
+            err = float(((x32 - y32).abs() - ulp).clamp(min=0).max()) if y32.numel() else 0.0
+            if not math.isfinite(err):
+                err = math.inf
+        else:
+            tol, err = 0.0, float((x != y).sum())
+        ok = ok and err <= tol
+        if worst is None or err - tol > worst[0] - worst[1]:
+            worst = (err, tol)
+    worst_err, worst_tol = worst if worst else (0.0, 0.0)
+    return ok, worst_err, worst_tol
+
+
+def run(fn, inputs, arch: Optional[str] = None, set=None, trace: Optional[str] = None,
+        timing_only: bool = False, compare_eager: bool = True) -> Result:
+    """Compile `fn` (a module or function) for the chip, run it on `inputs` in the simulator.
+
+    arch: preset name or YAML file ("spyre" by default); set: ["key=value", ...] overrides;
+    trace: Chrome trace path (several subgraphs get .1, .2 suffixes)."""
+    import torch._dynamo
+
+    inputs = tuple(inputs)
+    sess = _session.Session(arch, set, trace, timing_only)
+    torch._dynamo.reset()
+    with _session.active(sess), torch.no_grad():
+        compiled = torch.compile(fn, backend=_backend.spyre_sim_backend, dynamic=False)
+        try:
+            outputs = compiled(*inputs)
+        except torch._dynamo.exc.BackendCompilerFailed as e:
+            # Dynamo wraps our own errors (unsupported op, bad shape); show the user ours.
+            inner = getattr(e, "inner_exception", None)
+            if inner is None:
+                raise
+            raise inner.with_traceback(inner.__traceback__) from None
+    torch._dynamo.reset()
+    summary = json.loads(core.merge_summaries([json.dumps(s) for s in sess.runs]))
+    if compare_eager and not timing_only:
+        ok, err, tol = compare(outputs, reference(fn, inputs))
+        summary.update(outputs_match=ok, max_abs_err=err, tolerance=tol)
+    result = Result(outputs=outputs, summary=summary, reports=sess.reports,
+                    trace_path=summary.get("trace"))
+    _backend.record_result(result)
+    return result
+
+
+def last_result() -> Optional[Result]:
+    """The latest run's result: of spyre_sim.run, or of a graph compiled with the backend."""
+    return _backend.last_backend_result()

@@ -1,0 +1,48 @@
+"""Which settings compiled graphs use, and where their runs are recorded.
+
+`spyre_sim.run` pushes a Session for its duration; a bare `torch.compile(m, backend="spyre_sim")`
+uses the default one (the built-in "spyre" configuration, no trace)."""
+
+import os
+from typing import List, Optional
+
+
+class Session:
+    def __init__(self, arch: Optional[str] = None, sets=None, trace: Optional[str] = None,
+                 timing_only: bool = False):
+        self.arch = arch or "spyre"
+        self.sets = [str(s) for s in (sets or [])]
+        self.trace = trace
+        self.timing_only = timing_only
+        self.runs: List[dict] = []      # summary per simulated subgraph call
+        self.reports: List[dict] = []   # compile report per compiled subgraph
+
+    def next_trace_path(self) -> str:
+        if not self.trace:
+            return ""
+        if not self.runs:
+            return self.trace
+        root, ext = os.path.splitext(self.trace)
+        return f"{root}.{len(self.runs)}{ext or '.json'}"
+
+
+_stack: List[Session] = [Session()]
+
+
+def current() -> Session:
+    return _stack[-1]
+
+
+class active:
+    """Context manager: make `session` the one compiled graphs use."""
+
+    def __init__(self, session: Session):
+        self.session = session
+
+    def __enter__(self):
+        _stack.append(self.session)
+        return self.session
+
+    def __exit__(self, *exc):
+        _stack.pop()
+        return False

@@ -1,0 +1,84 @@
+#pragma once
+// The one place that joins the parts: compile an IR (compiler), load device memory, simulate
+// (sim), record the trace (traces) and build the run summary. The CLI and the Python module
+// are both thin layers over this.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "spyre/arch/arch.h"
+#include "spyre/compiler/compile.h"
+#include "spyre/isa/isa.h"
+#include "spyre/sim/simulate.h"
+
+namespace spyre::runner {
+
+struct RunOptions {
+  std::string trace_path;  // empty: no trace
+  bool timing_only = false;
+  uint64_t max_cycles = 0;
+};
+
+// `--set` values split by owner: `compiler.*` keys go to the compiler, the rest to the chip.
+struct Settings {
+  std::string arch = "spyre";
+  std::vector<std::string> sets;
+  arch::ArchConfig config() const;
+  compiler::CompileOptions compile_options() const;
+};
+
+struct RunOutput {
+  std::vector<std::string> outputs;  // storage bytes of each output binding
+  nlohmann::json summary;            // see summary_json()
+  sim::SimResult sim;
+};
+
+// A program plus where its tensors live: compiled from IR, or loaded from a program file
+// (then bindings come from the program's tensor table).
+class Executable {
+ public:
+  static Executable from_ir(const nlohmann::json& ir, const Settings& s,
+                            const std::string& file = "<ir>");
+  static Executable from_program(isa::Program p, const Settings& s);
+
+  const isa::Program& program() const { return program_; }
+  const arch::ArchConfig& config() const { return cfg_; }
+  const std::vector<compiler::TensorBinding>& inputs() const { return inputs_; }
+  const std::vector<compiler::TensorBinding>& outputs() const { return outputs_; }
+  const nlohmann::json& report() const { return report_; }
+
+  // Storage bytes each input binding expects (span of its size/stride).
+  static uint64_t storage_bytes(const compiler::TensorBinding& b);
+  // `inputs` must hold one buffer per input binding of exactly storage_bytes(); an empty
+  // vector fills inputs with seeded random values (for IR or program targets).
+  RunOutput run(std::vector<std::string> inputs, const RunOptions& opts) const;
+
+ private:
+  isa::Program program_;
+  arch::ArchConfig cfg_;
+  std::vector<compiler::TensorBinding> inputs_, outputs_;
+  nlohmann::json report_;
+};
+
+// Seeded random storage for a binding (normal-ish values for floats, small ints otherwise).
+std::string random_storage(const compiler::TensorBinding& b, uint64_t seed);
+
+// The summary every front end prints: cycles, device_time_us, clock_ghz, arch, kernels
+// [{name, cycles, start_cycle, end_cycle}], utilisation {pt, sfp, dma_in, dma_out, ring},
+// dram {read_bytes, write_bytes, achieved_gbps, peak_gbps}, stats, trace, outputs_match.
+nlohmann::json summary_json(const sim::SimResult& r, const arch::ArchConfig& cfg,
+                            const std::string& trace_path);
+// Sums several subgraph runs into one summary (kernels concatenated, cycles added).
+nlohmann::json merge_summaries(const std::vector<nlohmann::json>& parts);
+// Human-readable summary for the terminal.
+std::string format_summary(const nlohmann::json& summary);
+
+// Writes summary.json, stats.json, report.json (if any) and the effective arch.yaml into
+// `dir` (created if missing), atomically each.
+void write_output_folder(const std::string& dir, const nlohmann::json& summary,
+                         const nlohmann::json& report, const arch::ArchConfig& cfg);
+
+}  // namespace spyre::runner

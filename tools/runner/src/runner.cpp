@@ -1,0 +1,118 @@
+#include "spyre/runner/runner.h"
+
+#include <cstring>
+#include <random>
+
+#include "spyre/error.h"
+#include "spyre/traces/chrome.h"
+
+namespace spyre::runner {
+
+namespace {
+bool is_compiler_key(const std::string& set) { return set.rfind("compiler.", 0) == 0; }
+}  // namespace
+
+arch::ArchConfig Settings::config() const {
+  std::vector<std::string> chip;
+  for (const auto& s : sets)
+    if (!is_compiler_key(s)) chip.push_back(s);
+  return arch::load_arch(arch, chip);
+}
+
+compiler::CompileOptions Settings::compile_options() const {
+  compiler::CompileOptions o;
+  for (const auto& s : sets) {
+    if (!is_compiler_key(s)) continue;
+    auto eq = s.find('=');
+    if (eq == std::string::npos) throw Error("--set " + s, "expected key=value");
+    o.set(s.substr(9, eq - 9), s.substr(eq + 1));
+  }
+  return o;
+}
+
+Executable Executable::from_ir(const nlohmann::json& ir, const Settings& s,
+                               const std::string& file) {
+  Executable e;
+  e.cfg_ = s.config();
+  auto r = compiler::compile(ir, e.cfg_, s.compile_options(), file);
+  e.program_ = std::move(r.program);
+  e.inputs_ = std::move(r.inputs);
+  e.outputs_ = std::move(r.outputs);
+  e.report_ = std::move(r.report);
+  return e;
+}
+
+Executable Executable::from_program(isa::Program p, const Settings& s) {
+  Executable e;
+  e.cfg_ = s.config();
+  for (const auto& t : p.tensors) {
+    compiler::TensorBinding b{t.name, t.dtype, t.size, t.stride, t.dram_addr};
+    if (t.role == "input" || t.role == "parameter") e.inputs_.push_back(b);
+    if (t.role == "output") e.outputs_.push_back(b);
+  }
+  e.program_ = std::move(p);
+  return e;
+}
+
+uint64_t Executable::storage_bytes(const compiler::TensorBinding& b) {
+  int64_t span = 1;
+  for (size_t i = 0; i < b.size.size(); ++i) {
+    if (b.size[i] == 0) return 0;
+    span += (b.size[i] - 1) * (i < b.stride.size() ? b.stride[i] : 0);
+  }
+  return static_cast<uint64_t>(span) * static_cast<uint64_t>(isa::dtype_size_bytes(b.dtype));
+}
+
+std::string random_storage(const compiler::TensorBinding& b, uint64_t seed) {
+  uint64_t bytes = Executable::storage_bytes(b);
+  int es = isa::dtype_size_bytes(b.dtype);
+  std::string out(bytes, '\0');
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::uniform_int_distribution<int> small(-4, 4);
+  bool is_float = b.dtype == isa::DType::F16 || b.dtype == isa::DType::BF16 ||
+                  b.dtype == isa::DType::F32;
+  for (uint64_t off = 0; off + static_cast<uint64_t>(es) <= bytes; off += static_cast<uint64_t>(es)) {
+    double v = is_float ? normal(rng) : (b.dtype == isa::DType::Bool ? small(rng) > 0 : small(rng));
+    isa::store_element(reinterpret_cast<uint8_t*>(&out[off]), b.dtype, v);
+  }
+  return out;
+}
+
+RunOutput Executable::run(std::vector<std::string> inputs, const RunOptions& opts) const {
+  if (inputs.empty())
+    for (size_t i = 0; i < inputs_.size(); ++i) inputs.push_back(random_storage(inputs_[i], 1 + i));
+  if (inputs.size() != inputs_.size())
+    throw Error("inputs", "expected " + std::to_string(inputs_.size()) + " tensors, got " +
+                              std::to_string(inputs.size()));
+  sim::DeviceMemory dram(program_.dram_bytes, 0);
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    uint64_t want = storage_bytes(inputs_[i]);
+    if (inputs[i].size() != want)
+      throw Error("input " + inputs_[i].name, "expected " + std::to_string(want) +
+                                                  " bytes of storage, got " +
+                                                  std::to_string(inputs[i].size()));
+    if (inputs_[i].dram_addr + want > dram.size())
+      throw Error("input " + inputs_[i].name, "lies outside the program's device memory");
+    std::memcpy(dram.data() + inputs_[i].dram_addr, inputs[i].data(), want);
+  }
+  std::unique_ptr<traces::ChromeTraceWriter> writer;
+  sim::SimOptions so;
+  so.functional = !opts.timing_only;
+  so.max_cycles = opts.max_cycles;
+  if (!opts.trace_path.empty()) {
+    writer = std::make_unique<traces::ChromeTraceWriter>(opts.trace_path, cfg_.clock_ghz);
+    so.trace = writer.get();
+  }
+  RunOutput out;
+  out.sim = sim::simulate(program_, cfg_, dram, so);
+  if (writer) writer->finish();
+  for (const auto& b : outputs_) {
+    uint64_t n = storage_bytes(b);
+    out.outputs.emplace_back(reinterpret_cast<const char*>(dram.data() + b.dram_addr), n);
+  }
+  out.summary = summary_json(out.sim, cfg_, opts.trace_path);
+  return out;
+}
+
+}  // namespace spyre::runner
