@@ -7,11 +7,11 @@ PY := $(VENV)/bin/python
 BUILD := $(ROOT)/build
 JOBS ?= 2
 PYTHON ?= python3
-APT_PACKAGES := cmake g++ pkg-config libsystemc-dev libboost-dev libyaml-cpp-dev \
-  nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev
+APT_PACKAGES := cmake g++ pkg-config libsystemc-dev libyaml-cpp-dev \
+  nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev clang-format
 DEMO_OUT ?= spyre-sim-out/demo
 
-.PHONY: all deps venv build demo test test-cpp test-python clean
+.PHONY: all deps venv build demo test test-cpp test-python format clean
 
 all: build
 
@@ -24,9 +24,9 @@ deps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
 
-$(VENV)/.stamp: requirements.txt pyproject.toml
+$(VENV)/.stamp: requirements.txt requirements-lock.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt -c requirements-lock.txt
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
 	echo "$(BUILD)/python" > $$($(PY) -c 'import sysconfig;print(sysconfig.get_paths()["purelib"])')/spyre_sim_core.pth
 	touch $@
@@ -51,6 +51,9 @@ test-python: build
 	$(PY) -m pytest -q tests/python
 
 test: test-cpp test-python
+
+format: deps
+	git ls-files -co --exclude-standard -- '*.cpp' '*.h' | xargs clang-format -i
 
 clean:
 	rm -rf $(BUILD) spyre-sim-out

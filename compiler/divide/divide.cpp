@@ -23,9 +23,12 @@ std::vector<std::pair<int64_t, int64_t>> split_range(int64_t n, int64_t parts, i
 }
 
 nlohmann::json MatmulGrid::to_json() const {
-  return {{"grid", {gm, gn}},          {"block", {mb, nb}},
-          {"blocks", blocks},          {"cores_used", cores_used},
-          {"blocks_per_core", blocks_per_core}, {"predicted_cycles", predicted_cycles},
+  return {{"grid", {gm, gn}},
+          {"block", {mb, nb}},
+          {"blocks", blocks},
+          {"cores_used", cores_used},
+          {"blocks_per_core", blocks_per_core},
+          {"predicted_cycles", predicted_cycles},
           {"dram_bytes", dram_bytes}};
 }
 
@@ -60,7 +63,8 @@ MatmulGrid choose_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg)
                         static_cast<double>(cfg.dma_max_outstanding * piece) / lat);
       };
       const int64_t a_piece = s.a_contiguous ? g.mb * s.k * s.a_bytes : s.k * s.a_bytes;
-      const int64_t b_piece = s.b_transposed ? (s.b_contiguous ? g.nb * s.k * s.b_bytes : s.k * s.b_bytes)
+      const int64_t b_piece = s.b_transposed
+                                  ? (s.b_contiguous ? g.nb * s.k * s.b_bytes : s.k * s.b_bytes)
                               : (s.b_contiguous && g.nb == s.n) ? s.k * g.nb * s.b_bytes
                                                                 : g.nb * s.b_bytes;
       const double per_block = static_cast<double>(g.mb * s.k * s.a_bytes) / rate(a_piece) +

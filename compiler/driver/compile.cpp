@@ -4,12 +4,26 @@
 
 #include "spyre/compiler/cost.h"
 #include "spyre/compiler/dram_plan.h"
+#include "spyre/compiler/fuse.h"
 #include "spyre/compiler/ir.h"
 #include "spyre/compiler/kernel.h"
 #include "spyre/error.h"
 
 namespace spyre::compiler {
 namespace {
+
+std::string kernel_name(const ir::Node& n);
+
+std::string kernel_name(const ir::Graph& g, const FusionGroup& grp) {
+  if (grp.nodes.size() == 1) return kernel_name(g.nodes[grp.nodes[0]]);
+  std::string s;
+  for (auto i : grp.nodes) s += g.nodes[i].name + "_";
+  if (grp.matmul >= 0) {
+    const std::string& k = g.nodes[static_cast<size_t>(grp.matmul)].kernel;
+    return s + k.substr(k.rfind('.') + 1);
+  }
+  return s + "fused";
+}
 
 std::string kernel_name(const ir::Node& n) {
   std::string tail;
@@ -25,11 +39,6 @@ std::string kernel_name(const ir::Node& n) {
   return n.name + "_" + tail;
 }
 
-bool is_matmul(const std::string& kernel) {
-  return kernel == "extern_kernels.mm" || kernel == "extern_kernels.addmm" ||
-         kernel == "extern_kernels.bmm";
-}
-
 std::string role_of(const ir::Graph& g, const ir::Buffer& b) {
   for (const auto& o : g.outputs)
     if (&g.storage_of(o.buffer) == &b) return "output";
@@ -43,13 +52,24 @@ std::string role_of(const ir::Graph& g, const ir::Buffer& b) {
 }  // namespace
 
 void CompileOptions::set(const std::string& key, const std::string& value) {
-  if (key == "fusion") {
-    if (value == "true" || value == "1" || value == "on") fusion = true;
-    else if (value == "false" || value == "0" || value == "off") fusion = false;
-    else throw Error("compiler.fusion", "expected true or false, got '" + value + "'");
+  if (key == "fusion_limit") {
+    try {
+      fusion_limit = std::stoll(value);
+    } catch (const std::exception&) {
+      throw Error("compiler.fusion_limit", "expected an integer, got '" + value + "'");
+    }
     return;
   }
-  throw Error("compiler." + key, "unknown compiler option (known: fusion)");
+  if (key == "fusion") {
+    if (value == "true" || value == "1" || value == "on")
+      fusion = true;
+    else if (value == "false" || value == "0" || value == "off")
+      fusion = false;
+    else
+      throw Error("compiler.fusion", "expected true or false, got '" + value + "'");
+    return;
+  }
+  throw Error("compiler." + key, "unknown compiler option (known: fusion, fusion_limit)");
 }
 
 CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& cfg,
@@ -64,45 +84,35 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& cfg,
   prog.dram_bytes = dram.total_bytes;
   std::vector<CoreStream> cores(static_cast<size_t>(cfg.cores));
 
+  const FusionPlan fusion = plan_fusion(g, cfg, dram, opts.fusion, opts.fusion_limit);
   nlohmann::json kernels = nlohmann::json::array();
   int64_t total_cycles = 0, total_dram = 0;
-  for (size_t ni = 0; ni < g.nodes.size(); ++ni) {
-    const ir::Node& n = g.nodes[ni];
-    const auto id = static_cast<uint16_t>(ni);
-    prog.kernels.push_back(kernel_name(n));
-    Kernel k{g, n, cfg, dram, id, cores, LxArena(0, cfg.stick_bytes)};
-    if (n.kind == "extern") {
-      if (!is_matmul(n.kernel))
-        throw Error(g.file + ": " + ir::describe(n), "unsupported extern kernel " + n.kernel);
-      lower_matmul(k);
-    } else {
-      lower_loops(k);
-    }
-    if (k.lx.used_bytes() > cfg.lx_usable_bytes())
-      throw Error(g.file + ": " + ir::describe(n),
-                  "working set does not fit LX: " + std::to_string(k.lx.used_bytes()) + " bytes, " +
-                      std::to_string(cfg.lx_usable_bytes()) + " usable");
-    // Close the kernel on every core and predict it from its instructions.
-    std::vector<std::vector<isa::Instr>> slices;
-    const bool last = ni + 1 == g.nodes.size();
-    for (auto& c : cores) {
-      size_t from = c.instrs().size();
-      last ? c.halt(id) : c.barrier(id);
-      slices.emplace_back(c.instrs().begin() + static_cast<std::ptrdiff_t>(from), c.instrs().end());
-    }
-    KernelPrediction pred = predict(slices, cfg);
-    total_cycles += pred.cycles;
-    total_dram += pred.dram_bytes;
-    nlohmann::json e = k.report;
+  for (size_t gi = 0; gi < fusion.groups.size(); ++gi) {
+    const FusionGroup& grp = fusion.groups[gi];
+    const auto id = static_cast<uint16_t>(gi);
+    prog.kernels.push_back(kernel_name(g, grp));
+    GroupKernel gk = lower_group(g, grp, cfg, dram, id, cores, gi + 1 == fusion.groups.size());
+    total_cycles += gk.pred.cycles;
+    total_dram += gk.pred.dram_bytes;
+    const ir::Node& lead =
+        g.nodes[grp.matmul >= 0 ? static_cast<size_t>(grp.matmul) : grp.nodes[0]];
+    nlohmann::json e = gk.report;
     e["id"] = id;
     e["name"] = prog.kernels.back();
-    e["node"] = n.name;
-    e["kind"] = n.kind;
-    e["aten"] = n.aten;
-    e["source"] = n.source.empty() ? nlohmann::json(nullptr) : nlohmann::json(n.source);
-    if (!n.kernel.empty()) e["kernel"] = n.kernel;
-    e["lx"] = {{"peak_bytes", k.lx.used_bytes()}, {"plan", k.lx.to_json()}};
-    e["predicted"] = pred.to_json();
+    e["node"] = grp.name(g);
+    e["fusion_group"] =
+        grp.nodes.size() > 1 ? nlohmann::json(grp.name(g)) : nlohmann::json(nullptr);
+    e["nodes"] = nlohmann::json::array();
+    nlohmann::json aten = nlohmann::json::array();
+    for (auto i : grp.nodes) {
+      e["nodes"].push_back(g.nodes[i].name);
+      for (const auto& a : g.nodes[i].aten) aten.push_back(a);
+    }
+    e["kind"] = grp.nodes.size() > 1 ? "fused:" + grp.kind : lead.kind;
+    e["aten"] = aten;
+    e["source"] = lead.source.empty() ? nlohmann::json(nullptr) : nlohmann::json(lead.source);
+    if (!lead.kernel.empty()) e["kernel"] = lead.kernel;
+    e["predicted"] = gk.pred.to_json();
     kernels.push_back(e);
   }
   if (g.nodes.empty())
@@ -142,8 +152,8 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& cfg,
   rep["arch"] = cfg.name;
   rep["cores"] = cfg.cores;
   rep["lx_usable_bytes"] = cfg.lx_usable_bytes();
-  rep["fusion"] = {{"requested", opts.fusion}, {"groups", nlohmann::json::array()},
-                   {"note", "not implemented yet: one kernel per IR node"}};
+  rep["fusion_enabled"] = opts.fusion;
+  rep["fusion"] = fusion.decisions;
   rep["dram_plan"] = dram.to_json();
   rep["kernels"] = kernels;
   rep["totals"] = {{"kernels", kernels.size()},

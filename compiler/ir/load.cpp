@@ -154,7 +154,8 @@ void check_ssa(const std::vector<Op>& body, const std::string& node_where,
                std::set<std::string>& defined) {
   for (size_t i = 0; i < body.size(); ++i) {
     const Op& op = body[i];
-    std::string w = node_where + ": body op " + (op.id.empty() ? "[" + std::to_string(i) + "]" : op.id);
+    std::string w =
+        node_where + ": body op " + (op.id.empty() ? "[" + std::to_string(i) + "]" : op.id);
     for (const auto& a : op.args)
       if (!defined.count(a))
         throw Error(w + ": field 'args'", "operand '" + a + "' is not defined before use");
@@ -205,8 +206,7 @@ Node load_node(const json& j, const std::string& file, size_t pos, const Graph& 
     std::function<void(const std::vector<Op>&)> check_buffers = [&](const std::vector<Op>& ops) {
       for (const auto& op : ops) {
         if (!op.buffer.empty() && !g.find_buffer(op.buffer))
-          throw Error(o.where + ": body op " + (op.id.empty() ? op.op : op.id) +
-                          ": field 'buffer'",
+          throw Error(o.where + ": body op " + (op.id.empty() ? op.op : op.id) + ": field 'buffer'",
                       "unknown buffer '" + op.buffer + "'");
         check_buffers(op.body);
       }
@@ -228,7 +228,8 @@ Node load_node(const json& j, const std::string& file, size_t pos, const Graph& 
     }
     if (o.has_value("constant_args")) n.constant_args = o.at("constant_args");
     if (o.has_value("kwargs")) n.kwargs = o.at("kwargs");
-    if (o.has_value("layout")) n.layout = load_view(Obj{o.at("layout"), o.where + ": field 'layout'"}, false);
+    if (o.has_value("layout"))
+      n.layout = load_view(Obj{o.at("layout"), o.where + ": field 'layout'"}, false);
     if (n.kind == "extern" && n.kernel.empty()) o.fail("kernel", "missing for an extern node");
   } else {
     o.fail("kind", "expected pointwise, reduction, extern or fallback, got '" + n.kind + "'");
@@ -297,7 +298,8 @@ void reject_fallbacks(const nlohmann::json& j, const std::string& file) {
     throw Error(file + ": node " + text("name") + " (" + (op.empty() ? "unknown op" : op) +
                     ", at " + (src.empty() ? "unknown source" : src) + ")",
                 "unsupported op: Inductor has no lowering for it and spyre-sim runs nothing on "
-                "the host (fallback kernel " + text("kernel") + ")");
+                "the host (fallback kernel " +
+                    text("kernel") + ")");
   }
 }
 }  // namespace
@@ -323,8 +325,8 @@ Graph load_ir(const nlohmann::json& j, const std::string& file) {
     o.where = file + ": buffer " + b.name;
     if (!names.insert(b.name).second) o.fail("name", "duplicate buffer name");
     b.kind = o.str("kind");
-    static const std::set<std::string> kinds = {"input", "parameter", "constant",
-                                                "intermediate", "output", "view"};
+    static const std::set<std::string> kinds = {"input",        "parameter", "constant",
+                                                "intermediate", "output",    "view"};
     if (!kinds.count(b.kind)) o.fail("kind", "unknown buffer kind '" + b.kind + "'");
     b.dtype = o.dtype("dtype");
     b.size = o.ints("size");

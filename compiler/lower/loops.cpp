@@ -30,8 +30,7 @@ DmaShape dma_shape(int64_t nr, int64_t nc, int64_t es, int64_t lrs, int64_t lcs,
     if (nr == 1 || (lrs == nc && drs == nc)) return DmaShape{nr * nc * es};
     return DmaShape{nc * es, nr, drs * es, lrs * es};
   }
-  if (nr == 1 || (lrs == 1 && drs == 1))
-    return DmaShape{nr * es, nc, dcs * es, lcs * es};
+  if (nr == 1 || (lrs == 1 && drs == 1)) return DmaShape{nr * es, nc, dcs * es, lcs * es};
   return DmaShape{es, nc, dcs * es, lcs * es, nr, drs * es, lrs * es};
 }
 
@@ -96,13 +95,16 @@ void lower_loops(Kernel& k) {
     std::vector<std::pair<int, std::pair<int64_t, int64_t>>> order(live.begin(), live.end());
     std::stable_sort(order.begin(), order.end(),
                      [](const auto& x, const auto& y) { return x.second.first < y.second.first; });
-    struct Block { int64_t off, size, end; };
+    struct Block {
+      int64_t off, size, end;
+    };
     std::vector<Block> active;
     for (const auto& [v, range] : order) {
       active.erase(std::remove_if(active.begin(), active.end(),
                                   [&](const Block& b) { return b.end < range.first; }),
                    active.end());
-      std::sort(active.begin(), active.end(), [](const Block& x, const Block& y) { return x.off < y.off; });
+      std::sort(active.begin(), active.end(),
+                [](const Block& x, const Block& y) { return x.off < y.off; });
       const int64_t size = value_bytes(v, tr);
       int64_t at = 0;
       for (const auto& b : active) {
@@ -135,8 +137,10 @@ void lower_loops(Kernel& k) {
   int64_t lo = 1, hi = cap;
   while (lo < hi) {
     int64_t mid = (lo + hi + 1) / 2;
-    if (fits(mid)) lo = mid;
-    else hi = mid - 1;
+    if (fits(mid))
+      lo = mid;
+    else
+      hi = mid - 1;
   }
   int64_t tr = lo;
   if (rows_w >= 2) tr = std::min(tr, ceil_div(rows_w, 2));
@@ -144,7 +148,10 @@ void lower_loops(Kernel& k) {
   int64_t arena_base[2][2];
   for (int w = 0; w < 2; ++w)
     for (int b = 0; b < 2; ++b)
-      arena_base[w][b] = w < nworkers ? k.lx.alloc("tile_cl" + std::to_string(w) + "_buf" + std::to_string(b), arena.bytes) : 0;
+      arena_base[w][b] =
+          w < nworkers
+              ? k.lx.alloc("tile_cl" + std::to_string(w) + "_buf" + std::to_string(b), arena.bytes)
+              : 0;
 
   // --- emission helpers
   auto tile_of = [&](int v, int w, int64_t i) {
@@ -245,9 +252,12 @@ void lower_loops(Kernel& k) {
   }
 
   k.report["unit"] = "sfp";
-  k.report["split"] = {{"cores_used", cores_used},        {"rows", U},
-                       {"cols", C},                       {"outer_loops", s.outer.size()},
-                       {"rows_per_corelet", rows_w},      {"tiles_per_corelet", max_tiles}};
+  k.report["split"] = {{"cores_used", cores_used},
+                       {"rows", U},
+                       {"cols", C},
+                       {"outer_loops", s.outer.size()},
+                       {"rows_per_corelet", rows_w},
+                       {"tiles_per_corelet", max_tiles}};
   k.report["tiles"] = {{"rows", tr}, {"cols", C}, {"arena_bytes", arena.bytes}};
   k.report["ops"] = static_cast<int64_t>(p.ops.size());
 }

@@ -7,11 +7,14 @@
 // are split between the corelets: pt0/sfp0 take the first half, pt1/sfp1 the rest. Ordering
 // between queues comes from the LX ranges each instruction touches (stream.h).
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <optional>
 #include <set>
 #include <tuple>
 
 #include "spyre/compiler/divide.h"
+#include "spyre/compiler/epilogue.h"
 #include "spyre/compiler/kernel.h"
 #include "spyre/error.h"
 
@@ -86,7 +89,8 @@ void lower_matmul(Kernel& k) {
   const size_t want = is_addmm ? 3 : 2;
   if (n.inputs.size() != want)
     k.unsupported(n.kernel + " with " + std::to_string(n.inputs.size()) + " tensor inputs");
-  if (n.outputs.size() != 1) k.unsupported("matmul with " + std::to_string(n.outputs.size()) + " outputs");
+  if (n.outputs.size() != 1)
+    k.unsupported("matmul with " + std::to_string(n.outputs.size()) + " outputs");
   const size_t ia = is_addmm ? 1 : 0;
   Mat A = mat_of(n.inputs[ia], n.inputs[ia].buffer, is_bmm);
   Mat B = mat_of(n.inputs[ia + 1], n.inputs[ia + 1].buffer, is_bmm);
@@ -95,23 +99,38 @@ void lower_matmul(Kernel& k) {
   if (B.rows != K || O.rows != M || O.cols != N || B.batch != Bt)
     k.unsupported("inconsistent matmul shapes");
   if (A.dt != B.dt) k.unsupported("matmul operands of different dtypes");
-  if (A.s1 != 1 && K > 1) k.unsupported("A operand with column stride " + std::to_string(A.s1) + " (transposed A is not supported yet)");
+  if (A.s1 != 1 && K > 1)
+    k.unsupported("A operand with column stride " + std::to_string(A.s1) +
+                  " (transposed A is not supported yet)");
   const bool trans_b = !(B.s1 == 1 || N == 1) && (B.s0 == 1 || K == 1);
   if (!(B.s1 == 1 || N == 1) && !trans_b)
-    k.unsupported("B operand with strides (" + std::to_string(B.s0) + ", " + std::to_string(B.s1) + ")");
+    k.unsupported("B operand with strides (" + std::to_string(B.s0) + ", " + std::to_string(B.s1) +
+                  ")");
   if (O.s1 != 1 && N > 1) k.unsupported("output with column stride " + std::to_string(O.s1));
   const double alpha = kwarg(n, "alpha", 1.0), beta = kwarg(n, "beta", 1.0);
   Mat bias;
   if (is_addmm) {
     bias = mat_of(n.inputs[0], n.inputs[0].buffer, false);
-    if (bias.cols != N && bias.cols != 1) k.unsupported("bias of shape not broadcastable to the output");
-    if (bias.s1 != 1 && bias.s1 != 0) k.unsupported("bias with column stride " + std::to_string(bias.s1));
+    if (bias.cols != N && bias.cols != 1)
+      k.unsupported("bias of shape not broadcastable to the output");
+    if (bias.s1 != 1 && bias.s1 != 0)
+      k.unsupported("bias with column stride " + std::to_string(bias.s1));
     if (bias.s1 == 0 && bias.cols != 1) bias.s1 = 0;
   }
   const int64_t esA = isa::dtype_size_bytes(A.dt), esO = isa::dtype_size_bytes(O.dt);
   const int64_t esBias = is_addmm ? isa::dtype_size_bytes(bias.dt) : 0;
   const bool bias_rows = is_addmm && bias.s0 != 0 && bias.rows > 1;  // bias varies per row
   const bool bias_scalar = is_addmm && bias.s1 == 0;
+
+  // --- fused epilogue (fuse.h): pointwise ops on each output tile
+  std::optional<Epilogue> ep;
+  if (k.epilogue) {
+    if (is_bmm) k.unsupported("a fused epilogue on bmm is not supported yet");
+    if (O.off != 0 || (O.s0 != N && M > 1))
+      k.unsupported("a fused epilogue needs a contiguous output");
+    ep =
+        plan_epilogue(k.g, *k.epilogue, n.outputs[0], M, N, cfg, k.g.file + ": " + ir::describe(n));
+  }
 
   // --- work division
   MatmulShape shape{Bt, M, N, K, esA, esA, esO};
@@ -127,10 +146,10 @@ void lower_matmul(Kernel& k) {
                           std::min(N, (j + 1) * grid.nb)});
 
   // --- tiles. The A panel (tm x K) stays in LX for all n tiles of a block (loaded whole when
-  // small, else chunk by chunk during the first n tile). B streams through two slots in contiguous chunks: a transposed B (a
-  // linear layer's weight, [n, k] in DRAM) in tiles of tn whole rows of K; a row-major B in
-  // K steps of tk whole rows of the block's N. Each DMA pays the DRAM latency, so large,
-  // contiguous requests matter more than small tiles.
+  // small, else chunk by chunk during the first n tile). B streams through two slots in contiguous
+  // chunks: a transposed B (a linear layer's weight, [n, k] in DRAM) in tiles of tn whole rows of
+  // K; a row-major B in K steps of tk whole rows of the block's N. Each DMA pays the DRAM latency,
+  // so large, contiguous requests matter more than small tiles.
   Tiles t;
   t.tm = std::min<int64_t>(grid.mb, 512);
   auto pipeline_split = [&](int64_t extent, int64_t unit) {  // ~4 steps, multiples of unit
@@ -149,16 +168,25 @@ void lower_matmul(Kernel& k) {
     int64_t ws = 2 * round_up(x.tm * K * esA, 128) + 2 * round_up(x.tk * x.tn * esA, 128) +
                  2 * round_up(x.tm * x.tn * 4, 128);
     if (O.dt != isa::DType::F32) ws += 2 * round_up(x.tm * x.tn * esO, 128);
-    if (is_addmm) ws += 2 * round_up((bias_rows ? x.tm : 1) * x.tn * esBias, 128) +
-                        4 * round_up((bias_rows ? x.tm : 1) * x.tn * 4, 128) + 256;
+    if (is_addmm)
+      ws += 2 * round_up((bias_rows ? x.tm : 1) * x.tn * esBias, 128) +
+            4 * round_up((bias_rows ? x.tm : 1) * x.tn * 4, 128) + 256;
+    if (ep)
+      ws += 2 * ep->slots * round_up((x.tm + 2) * x.tn * 4, 128) +
+            static_cast<int64_t>(ep->p.vals.size()) * 128;
     return ws;
   };
   while (working_set(t) > k.lx_budget()) {
-    if (2 * t.tm * K * esA > k.lx_budget() / 2 && t.tm > 2 * cfg.pt_rows) t.tm = round_up(t.tm / 2, cfg.pt_rows);
-    else if (!trans_b && t.tk > 64) t.tk = round_up(t.tk / 2, 64);
-    else if (t.tn > cfg.pt_lanes) t.tn = round_up(t.tn / 2, cfg.pt_lanes);
-    else if (trans_b && t.tk > 64) t.tk = round_up(t.tk / 2, 64);
-    else if (t.tm > 2 * cfg.pt_rows) t.tm = round_up(t.tm / 2, cfg.pt_rows);
+    if (2 * t.tm * K * esA > k.lx_budget() / 2 && t.tm > 2 * cfg.pt_rows)
+      t.tm = round_up(t.tm / 2, cfg.pt_rows);
+    else if (!trans_b && t.tk > 64)
+      t.tk = round_up(t.tk / 2, 64);
+    else if (t.tn > cfg.pt_lanes)
+      t.tn = round_up(t.tn / 2, cfg.pt_lanes);
+    else if (trans_b && t.tk > 64)
+      t.tk = round_up(t.tk / 2, 64);
+    else if (t.tm > 2 * cfg.pt_rows)
+      t.tm = round_up(t.tm / 2, cfg.pt_rows);
     else
       throw Error(k.g.file + ": " + ir::describe(n),
                   "working set does not fit LX: " + std::to_string(working_set(t)) + " bytes for " +
@@ -166,12 +194,14 @@ void lower_matmul(Kernel& k) {
   }
 
   // --- LX plan (the same on every core)
-  int64_t A_slot[2], B_slot[2], C_slot[2], O_slot[2] = {0, 0}, bias16[2] = {0, 0}, bias32[2][2] = {};
+  int64_t A_slot[2], B_slot[2], C_slot[2], O_slot[2] = {0, 0}, bias16[2] = {0, 0},
+                                           bias32[2][2] = {};
   for (int s = 0; s < 2; ++s) {
     A_slot[s] = k.lx.alloc("A" + std::to_string(s), t.tm * K * esA);
     B_slot[s] = k.lx.alloc("B" + std::to_string(s), t.tk * t.tn * esA);
     C_slot[s] = k.lx.alloc("acc" + std::to_string(s), t.tm * t.tn * 4);
-    if (O.dt != isa::DType::F32) O_slot[s] = k.lx.alloc("out" + std::to_string(s), t.tm * t.tn * esO);
+    if (O.dt != isa::DType::F32)
+      O_slot[s] = k.lx.alloc("out" + std::to_string(s), t.tm * t.tn * esO);
     if (is_addmm) {
       const int64_t brows = bias_rows ? t.tm : 1;
       bias16[s] = k.lx.alloc("bias" + std::to_string(s), brows * t.tn * esBias);
@@ -179,6 +209,18 @@ void lower_matmul(Kernel& k) {
         bias32[s][cl] = k.lx.alloc("bias_f32_" + std::to_string(s) + "_cl" + std::to_string(cl),
                                    brows * t.tn * 4);
     }
+  }
+  std::vector<std::array<int64_t, 2>> ep_slot;
+  std::vector<int64_t> ep_const;
+  if (ep) {
+    for (int s = 0; s < ep->slots; ++s) {
+      ep_slot.push_back({});
+      for (int par = 0; par < 2; ++par)
+        ep_slot.back()[static_cast<size_t>(par)] = k.lx.alloc(
+            "epi" + std::to_string(s) + "_" + std::to_string(par), (t.tm + 2) * t.tn * 4);
+    }
+    for (size_t v = 0; v < ep->p.vals.size(); ++v)
+      ep_const.push_back(ep->is_const[v] ? k.lx.alloc("epi_const_v" + std::to_string(v), 4) : -1);
   }
   int64_t alpha_at = -1, beta_at = -1;
   if (alpha != 1.0) alpha_at = k.lx.alloc("alpha", 4);
@@ -195,7 +237,8 @@ void lower_matmul(Kernel& k) {
   // --- per core
   for (int64_t core = 0; core < cfg.cores; ++core) {
     std::vector<Step> steps;
-    for (size_t bi = static_cast<size_t>(core); bi < blocks.size(); bi += static_cast<size_t>(cfg.cores)) {
+    for (size_t bi = static_cast<size_t>(core); bi < blocks.size();
+         bi += static_cast<size_t>(cfg.cores)) {
       const Block& bl = blocks[bi];
       for (int64_t m0 = bl.m0; m0 < bl.m1; m0 += t.tm)
         for (int64_t n0 = bl.n0; n0 < bl.n1; n0 += t.tn)
@@ -228,10 +271,59 @@ void lower_matmul(Kernel& k) {
     Emitter em = k.emitter(core);
     if (alpha_at >= 0) em.fill(0, Tile{alpha_at, 0, 0, f32}, 1, 1, alpha);
     if (beta_at >= 0) em.fill(0, Tile{beta_at, 0, 0, f32}, 1, 1, beta);
+    auto ep_tile = [&](int v, int cl, int64_t h0, int par) {
+      const TVal& tv = ep->p.vals[static_cast<size_t>(v)];
+      if (ep->is_const[static_cast<size_t>(v)])
+        return Tile{ep_const[static_cast<size_t>(v)], 0, 0, tv.dt};
+      const int sl = ep->slot[static_cast<size_t>(v)];
+      if (sl < 0) {  // the matmul's output tile
+        if (O.dt == f32) return Tile{C_slot[par] + h0 * t.tn * 4, t.tn, 1, f32};
+        return Tile{O_slot[par] + h0 * t.tn * esO, t.tn, 1, O.dt};
+      }
+      const int64_t row = tv.r ? h0 : t.tm + cl;
+      return Tile{ep_slot[static_cast<size_t>(sl)][static_cast<size_t>(par)] + row * t.tn * 4,
+                  tv.r ? t.tn : 0, tv.c ? 1 : 0, tv.dt};
+    };
+    // One SFP op of the epilogue on `rows` x `cols` of corelet cl's part of a tile.
+    auto ep_op = [&](const TOp& op, int cl, int64_t h0, int par, int64_t nr, int64_t nt) {
+      const TVal& d = ep->p.vals[static_cast<size_t>(op.dst)];
+      const int64_t rows = d.r ? nr : 1, cols = d.c ? nt : 1;
+      const Tile dst = ep_tile(op.dst, cl, h0, par);
+      auto src = [&](size_t j) { return ep_tile(op.src[j], cl, h0, par); };
+      switch (op.kind) {
+        case TOp::Unary: em.un(cl, op.fn, dst, src(0), rows, cols); break;
+        case TOp::Binary: em.bin(cl, op.fn, dst, src(0), src(1), rows, cols); break;
+        case TOp::Select: em.sel(cl, dst, src(0), src(1), src(2), rows, cols); break;
+        case TOp::Convert: em.cvt(cl, dst, src(0), rows, cols); break;
+        case TOp::Fill: em.fill(cl, dst, rows, cols, op.value); break;
+        default: break;
+      }
+    };
+    if (ep)
+      for (const auto& op : ep->p.ops)
+        if (op.dst >= 0 && ep->is_const[static_cast<size_t>(op.dst)]) ep_op(op, 0, 0, 0, 1, 1);
+    // DMA of an epilogue access for corelet cl's rows [h0, h0 + nr) of a tile at (m0, n0).
+    auto ep_dma = [&](int acc, int v, int cl, int64_t m0, int64_t n0, int64_t h0, int par,
+                      int64_t nr, int64_t nt, bool store) {
+      const TileAccess& ta = ep->acc[static_cast<size_t>(acc)];
+      const TVal& tv = ep->p.vals[static_cast<size_t>(v)];
+      const int64_t es = isa::dtype_size_bytes(tv.dt);
+      const int64_t rows = tv.r ? nr : 1, cols = tv.c ? nt : 1;
+      const std::string& buf = ep->p.accesses[static_cast<size_t>(acc)].buffer;
+      const uint64_t dram = k.dram_addr(buf, ta.offset + (m0 + h0) * ta.rs + n0 * ta.cs);
+      const Tile lx = ep_tile(v, cl, h0, par);
+      const DmaShape sh =
+          rows == 1 ? DmaShape{cols * es} : DmaShape{cols * es, rows, ta.rs * es, t.tn * es};
+      if (store)
+        em.store(lx.addr, dram, sh);
+      else
+        em.load(dram, lx.addr, sh);
+    };
 
     auto split_rows = [&](int64_t mt) {  // corelet row split of a tile
       int64_t h = cfg.corelets < 2 ? mt : std::min(mt, round_up(ceil_div(mt, 2), cfg.pt_rows));
-      return std::array<std::pair<int64_t, int64_t>, 2>{std::make_pair(int64_t{0}, h), std::make_pair(h, mt)};
+      return std::array<std::pair<int64_t, int64_t>, 2>{std::make_pair(int64_t{0}, h),
+                                                        std::make_pair(h, mt)};
     };
     auto emit_loads = [&](const Step& s) {
       const int64_t b = blocks[static_cast<size_t>(s.blk)].b;
@@ -248,6 +340,18 @@ void lower_matmul(Kernel& k) {
         else
           em.load(addr(B, b, s.k0, s.n0), B_slot[s.b_slot],
                   DmaShape{nt * esA, kt, B.s0 * esA, t.tn * esA});
+      }
+      if (ep && s.first_k) {
+        auto halves = split_rows(mt);
+        for (const auto& op : ep->p.ops) {
+          if (op.kind != TOp::Load || ep->slot[static_cast<size_t>(op.dst)] < 0) continue;
+          if (ep->is_const[static_cast<size_t>(op.dst)]) continue;
+          for (int cl = 0; cl < 2; ++cl) {
+            auto [h0, h1] = halves[static_cast<size_t>(cl)];
+            if (h1 > h0)
+              ep_dma(op.access, op.dst, cl, s.m0, s.n0, h0, s.c_slot, h1 - h0, nt, false);
+          }
+        }
       }
       if (is_addmm && s.first_k) {
         const int64_t brows = bias_rows ? mt : 1, bcols = bias_scalar ? 1 : nt;
@@ -281,9 +385,12 @@ void lower_matmul(Kernel& k) {
           const int64_t r0 = bias_rows ? h0 : 0;
           Tile b16{bias16[s.c_slot] + r0 * t.tn * esBias, t.tn, 1, bias.dt};
           Tile b32{bias32[s.c_slot][cl], t.tn, 1, f32};
-          if (bias.dt != f32) em.cvt(cl, b32, b16, brows, bcols);
-          else em.un(cl, sfp_fn("copy"), b32, b16, brows, bcols);
-          if (beta_at >= 0) em.bin(cl, sfp_fn("mul"), b32, b32, Tile{beta_at, 0, 0, f32}, brows, bcols);
+          if (bias.dt != f32)
+            em.cvt(cl, b32, b16, brows, bcols);
+          else
+            em.un(cl, sfp_fn("copy"), b32, b16, brows, bcols);
+          if (beta_at >= 0)
+            em.bin(cl, sfp_fn("mul"), b32, b32, Tile{beta_at, 0, 0, f32}, brows, bcols);
           Tile bop{b32.addr, bias_rows ? t.tn : 0, bias_scalar ? 0 : 1, f32};
           em.bin(cl, sfp_fn("add"), acc, acc, bop, nr, nt);
         }
@@ -294,7 +401,18 @@ void lower_matmul(Kernel& k) {
           src = out.addr;
         }
         const int64_t es_src = O.dt != f32 ? esO : 4;
-        em.store(src, addr(O, b, s.m0 + h0, s.n0), DmaShape{nt * esO, nr, O.s0 * esO, t.tn * es_src});
+        if (k.store_output)
+          em.store(src, addr(O, b, s.m0 + h0, s.n0),
+                   DmaShape{nt * esO, nr, O.s0 * esO, t.tn * es_src});
+        if (!ep) continue;
+        for (const auto& op : ep->p.ops) {
+          if (op.kind == TOp::Load) continue;
+          if (op.kind == TOp::Store) {
+            ep_dma(op.access, op.src[0], cl, s.m0, s.n0, h0, s.c_slot, nr, nt, true);
+            continue;
+          }
+          if (!ep->is_const[static_cast<size_t>(op.dst)]) ep_op(op, cl, h0, s.c_slot, nr, nt);
+        }
       }
     };
     emit_loads(steps[0]);
@@ -309,6 +427,11 @@ void lower_matmul(Kernel& k) {
   k.report["split"] = grid.to_json();
   k.report["tiles"] = {{"tm", t.tm}, {"tn", t.tn}, {"tk", t.tk}, {"trans_b", trans_b}};
   k.report["shape"] = {{"batch", Bt}, {"m", M}, {"n", N}, {"k", K}};
+  if (ep)
+    k.report["epilogue"] = {{"nodes", k.epilogue->name},
+                            {"ops", ep->p.ops.size()},
+                            {"lx_slots", ep->slots},
+                            {"output_stored", k.store_output}};
 }
 
 }  // namespace spyre::compiler

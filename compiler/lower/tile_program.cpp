@@ -21,19 +21,19 @@ DType promote(DType a, DType b) {
 
 const std::map<std::string, std::string>& unary_fns() {
   static const std::map<std::string, std::string> m = {
-      {"neg", "neg"},     {"abs", "abs"},     {"relu", "relu"},     {"reciprocal", "reciprocal"},
-      {"square", "square"}, {"sqrt", "sqrt"}, {"rsqrt", "rsqrt"},   {"exp", "exp"},
-      {"log", "log"},     {"tanh", "tanh"},   {"erf", "erf"},       {"sigmoid", "sigmoid"},
-      {"floor", "floor"}, {"ceil", "ceil"},   {"sign", "sign"},     {"logical_not", "not"},
+      {"neg", "neg"},       {"abs", "abs"},   {"relu", "relu"},   {"reciprocal", "reciprocal"},
+      {"square", "square"}, {"sqrt", "sqrt"}, {"rsqrt", "rsqrt"}, {"exp", "exp"},
+      {"log", "log"},       {"tanh", "tanh"}, {"erf", "erf"},     {"sigmoid", "sigmoid"},
+      {"floor", "floor"},   {"ceil", "ceil"}, {"sign", "sign"},   {"logical_not", "not"},
       {"identity", "copy"}};
   return m;
 }
 const std::map<std::string, std::string>& binary_fns() {
   static const std::map<std::string, std::string> m = {
-      {"add", "add"},      {"sub", "sub"},     {"mul", "mul"},          {"truediv", "div"},
-      {"div", "div"},      {"maximum", "max"}, {"minimum", "min"},      {"pow", "pow"},
+      {"add", "add"},         {"sub", "sub"},       {"mul", "mul"},     {"truediv", "div"},
+      {"div", "div"},         {"maximum", "max"},   {"minimum", "min"}, {"pow", "pow"},
       {"logical_and", "and"}, {"logical_or", "or"}, {"lt", "lt"},       {"le", "le"},
-      {"gt", "gt"},        {"ge", "ge"},       {"eq", "eq"},            {"ne", "ne"}};
+      {"gt", "gt"},           {"ge", "ge"},         {"eq", "eq"},       {"ne", "ne"}};
   return m;
 }
 bool is_compare(const std::string& fn) {
@@ -76,8 +76,9 @@ double constant_value(const nlohmann::json& v, const std::string& where) {
 
 class Builder {
  public:
-  Builder(const ir::Graph& g, const ir::Node& n, const arch::ArchConfig& cfg, std::string where)
-      : g_(g), n_(n), cfg_(cfg), where_(std::move(where)) {}
+  Builder(const ir::Graph& g, const ir::Node& n, const arch::ArchConfig& cfg, std::string where,
+          bool keep_2d)
+      : g_(g), n_(n), cfg_(cfg), where_(std::move(where)), keep_2d_(keep_2d) {}
 
   TileProgram build() {
     p_.is_reduction = n_.kind == "reduction";
@@ -95,13 +96,15 @@ class Builder {
 
   void collect_accesses(const std::vector<ir::Op>& body) {
     for (const auto& op : body) {
-      if (op.op == "masked") fail(op, "masked loads (padding, concatenation) are not supported yet");
-      if (op.op == "indirect_indexing") fail(op, "indirect indexing (gather, embedding) is not supported yet");
+      if (op.op == "masked")
+        fail(op, "masked loads (padding, concatenation) are not supported yet");
+      if (op.op == "indirect_indexing")
+        fail(op, "indirect indexing (gather, embedding) is not supported yet");
       if (op.op == "index_expr") fail(op, "index_expr (iota, arange) is not supported yet");
       if (op.op != "load" && op.op != "store" && op.op != "store_reduction") continue;
       if (!op.index || !op.index->affine)
-        fail(op, "index '" + (op.index ? op.index->expr : std::string()) + "' of buffer " + op.buffer +
-                     " is not affine in the loop variables");
+        fail(op, "index '" + (op.index ? op.index->expr : std::string()) + "' of buffer " +
+                     op.buffer + " is not affine in the loop variables");
       if (op.op == "load") {
         auto key = op.buffer + "|" + op.index->expr;
         if (access_of_.count(key)) continue;
@@ -119,7 +122,9 @@ class Builder {
       for (const auto* vars : {&n_.vars, &n_.reduce_vars})
         for (const auto& v : *vars) {
           int64_t c = af.coeff(v);
-          if (c < 0) fail(op, "negative stride " + std::to_string(c) + " for " + v + " is not supported yet");
+          if (c < 0)
+            fail(op,
+                 "negative stride " + std::to_string(c) + " for " + v + " is not supported yet");
           coeffs.push_back(c);
         }
       p_.accesses.push_back(m);
@@ -143,10 +148,16 @@ class Builder {
     pw = canonical(pw);
     red = canonical(red);
     IterSpace& s = p_.space;
+    if (keep_2d_ && !p_.is_reduction && n_.vars.size() == 2) {
+      s.row = dim_of(0);
+      s.col = dim_of(1);
+      return;
+    }
     if (p_.is_reduction) {
       if (red.size() > 1)
-        throw Error(where_, "reduction over variables that cannot be merged into one (strides of "
-                            "the reduced dimensions are not contiguous) is not supported yet");
+        throw Error(where_,
+                    "reduction over variables that cannot be merged into one (strides of "
+                    "the reduced dimensions are not contiguous) is not supported yet");
       s.col = red.empty() ? unit : red[0];
       s.row = pw.empty() ? unit : pw.back();
       if (!pw.empty()) pw.pop_back();
@@ -273,7 +284,8 @@ class Builder {
       return;
     }
     if (op.op == "constant") {
-      val_[op.id] = scalar(compute_dtype(op_dtype(op, DType::F32)), constant_value(op.value, where_));
+      val_[op.id] =
+          scalar(compute_dtype(op_dtype(op, DType::F32)), constant_value(op.value, where_));
       return;
     }
     if (op.op == "to_dtype") {
@@ -290,9 +302,9 @@ class Builder {
     }
     if (auto it = binary_fns().find(op.op); it != binary_fns().end()) {
       int a0 = arg(op, 0), b0 = arg(op, 1);
-      DType in_dt = is_compare(it->second)
-                        ? promote(p_.vals[static_cast<size_t>(a0)].dt, p_.vals[static_cast<size_t>(b0)].dt)
-                        : compute_dtype(op_dtype(op, DType::F32));
+      DType in_dt = is_compare(it->second) ? promote(p_.vals[static_cast<size_t>(a0)].dt,
+                                                     p_.vals[static_cast<size_t>(b0)].dt)
+                                           : compute_dtype(op_dtype(op, DType::F32));
       in_dt = compute_dtype(in_dt);
       int a = convert(a0, in_dt), b = convert(b0, in_dt);
       int d = new_val(joined({a, b}, is_compare(it->second) ? DType::Bool : in_dt));
@@ -302,7 +314,8 @@ class Builder {
     }
     if (op.op == "where") {
       DType dt = compute_dtype(op_dtype(op, DType::F32));
-      int c = convert(arg(op, 0), DType::Bool), a = convert(arg(op, 1), dt), b = convert(arg(op, 2), dt);
+      int c = convert(arg(op, 0), DType::Bool), a = convert(arg(op, 1), dt),
+          b = convert(arg(op, 2), dt);
       int d = new_val(joined({c, a, b}, dt));
       emit(TOp{TOp::Select, isa::SfpFn::Copy, d, {c, a, b}, -1, 0});
       val_[op.id] = d;
@@ -340,7 +353,12 @@ class Builder {
       int mean = new_val(joined({sum}, dt));
       emit(TOp{TOp::Binary, sfp_fn("mul"), mean, {sum, inv}, -1, 0});
       int diff = new_val(joined({x, mean}, dt));
-      emit(TOp{TOp::Binary, sfp_fn("sub"), diff, {materialize(x, false, p_.space.col.size > 1), mean}, -1, 0});
+      emit(TOp{TOp::Binary,
+               sfp_fn("sub"),
+               diff,
+               {materialize(x, false, p_.space.col.size > 1), mean},
+               -1,
+               0});
       int sq = new_val(joined({diff}, dt));
       emit(TOp{TOp::Binary, sfp_fn("mul"), sq, {diff, diff}, -1, 0});
       int m2 = reduce(sfp_fn("sum"), sq);
@@ -379,6 +397,7 @@ class Builder {
   const ir::Node& n_;
   const arch::ArchConfig& cfg_;
   std::string where_;
+  bool keep_2d_ = false;
   TileProgram p_;
   std::vector<std::vector<int64_t>> coeffs_;
   std::map<std::string, int> access_of_;
@@ -398,8 +417,8 @@ int64_t IterSpace::outer_count() const {
 }
 
 TileProgram build_tile_program(const ir::Graph& g, const ir::Node& n, const arch::ArchConfig& cfg,
-                               const std::string& where) {
-  return Builder(g, n, cfg, where).build();
+                               const std::string& where, bool keep_2d) {
+  return Builder(g, n, cfg, where, keep_2d).build();
 }
 
 }  // namespace spyre::compiler

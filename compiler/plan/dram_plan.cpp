@@ -13,8 +13,7 @@ const DramRegion& DramPlan::at(const std::string& buffer) const {
 nlohmann::json DramPlan::to_json() const {
   nlohmann::json j = nlohmann::json::array();
   for (const auto& [name, r] : regions)
-    if (name == r.storage)
-      j.push_back({{"buffer", name}, {"addr", r.addr}, {"bytes", r.bytes}});
+    if (name == r.storage) j.push_back({{"buffer", name}, {"addr", r.addr}, {"bytes", r.bytes}});
   return j;
 }
 

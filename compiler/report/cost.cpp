@@ -4,6 +4,8 @@
 #include <array>
 #include <cmath>
 
+#include "spyre/arch/unit_timing.h"
+
 namespace spyre::compiler {
 namespace {
 
@@ -35,7 +37,8 @@ InstrCost instr_cost(const isa::Instr& in, const arch::ArchConfig& cfg) {
       // Setup, then pieces issued at the engine rate with at most dma_max_outstanding in
       // flight, each landing after the DRAM latency: small pieces are latency bound.
       c.dram_bytes = dma_dram_bytes(in, cfg);
-      int64_t rate = in.op == Opcode::DmaLoad ? cfg.dma_read_bytes_per_cycle : cfg.dma_write_bytes_per_cycle;
+      int64_t rate =
+          in.op == Opcode::DmaLoad ? cfg.dma_read_bytes_per_cycle : cfg.dma_write_bytes_per_cycle;
       const int64_t pieces = dma_pieces(in, cfg);
       const int64_t lat = cfg.ns_to_cycles(cfg.dram_latency_ns);
       c.cycles = cfg.dma_setup_cycles + lat +
@@ -44,44 +47,25 @@ InstrCost instr_cost(const isa::Instr& in, const arch::ArchConfig& cfg) {
       break;
     }
     case Opcode::PtMatmul:
-    {
-      // k_eff = ceil(k * es / 2): k for 16-bit inputs, half for int8, double for fp32.
-      const int64_t es = isa::dtype_size_bytes(static_cast<isa::DType>(in.get("dt")));
-      c.cycles = ceil_div(in.get("m"), cfg.pt_rows) * ceil_div(in.get("n"), cfg.pt_lanes) *
-                     ceil_div(in.get("k") * es, 2) +
-                 cfg.pt_rows + cfg.pt_lanes - 2;
-    }
+      // Same closed form as the simulator (dataflow, folds, fill/drain, dtype rate).
+      c.cycles = arch::pt_mm_cycles(cfg, in);
       break;
     case Opcode::SfpUnary:
     case Opcode::SfpBinary:
     case Opcode::SfpSelect:
     case Opcode::SfpReduce:
     case Opcode::SfpConvert:
-    case Opcode::SfpFill: {
-      int64_t es = 0;
-      if (in.op == Opcode::SfpConvert)
-        es = std::max(isa::dtype_size_bytes(static_cast<isa::DType>(in.get("sdt"))),
-                      isa::dtype_size_bytes(static_cast<isa::DType>(in.get("ddt"))));
-      else
-        es = isa::dtype_size_bytes(static_cast<isa::DType>(in.get("dt")));
-      int64_t lanes = es <= 2 ? cfg.sfp_lanes_fp16 : es == 4 ? cfg.sfp_lanes_fp32 : std::max<int64_t>(1, cfg.sfp_lanes_fp32 / 2);
-      int64_t factor = 1;
-      if (in.op == Opcode::SfpUnary || in.op == Opcode::SfpBinary) {
-        auto cls = isa::sfp_fn_info(static_cast<isa::SfpFn>(in.get("fn"))).cls;
-        if (cls == isa::SfpClass::Transcendental) factor = cfg.sfp_transcendental_factor;
-      }
-      c.cycles = cfg.sfp_latency_cycles + ceil_div(in.get("rows") * in.get("cols"), lanes) * factor;
-      break;
-    }
-    default:
-      break;
+    case Opcode::SfpFill: c.cycles = arch::sfp_op_cycles(cfg, in); break;
+    default: break;
   }
   return c;
 }
 
 nlohmann::json KernelPrediction::to_json() const {
-  return {{"cycles", cycles},           {"dram_bytes", dram_bytes},
-          {"compute_cycles", compute_cycles}, {"dma_cycles", dma_cycles},
+  return {{"cycles", cycles},
+          {"dram_bytes", dram_bytes},
+          {"compute_cycles", compute_cycles},
+          {"dma_cycles", dma_cycles},
           {"dram_cycles", dram_cycles}};
 }
 
@@ -98,11 +82,14 @@ KernelPrediction predict(const std::vector<std::vector<isa::Instr>>& per_core,
     }
     for (size_t q = 0; q < busy.size(); ++q) {
       busiest = std::max(busiest, busy[q]);
-      if (q <= 1) p.dma_cycles = std::max(p.dma_cycles, busy[q]);
-      else if (q <= 5) p.compute_cycles = std::max(p.compute_cycles, busy[q]);
+      if (q <= 1)
+        p.dma_cycles = std::max(p.dma_cycles, busy[q]);
+      else if (q <= 5)
+        p.compute_cycles = std::max(p.compute_cycles, busy[q]);
     }
   }
-  p.dram_cycles = static_cast<int64_t>(std::ceil(static_cast<double>(p.dram_bytes) / cfg.dram_bytes_per_cycle()));
+  p.dram_cycles = static_cast<int64_t>(
+      std::ceil(static_cast<double>(p.dram_bytes) / cfg.dram_bytes_per_cycle()));
   p.cycles = std::max(busiest, p.dram_cycles) + cfg.ns_to_cycles(cfg.dram_latency_ns) +
              cfg.barrier_latency_cycles;
   return p;

@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 
+#include "spyre/arch/unit_timing.h"
 #include "spyre/error.h"
 
 #ifndef SPYRE_PRESET_DIR
@@ -22,11 +23,20 @@ namespace {
 template <typename T>
 std::string type_name();
 template <>
-std::string type_name<int64_t>() { return "int"; }
+std::string type_name<int64_t>() {
+  return "int";
+}
 template <>
-std::string type_name<double>() { return "float"; }
+std::string type_name<double>() {
+  return "float";
+}
+template <>
+std::string type_name<std::string>() {
+  return "string";
+}
 
 std::string fmt_value(int64_t v) { return std::to_string(v); }
+std::string fmt_value(const std::string& v) { return v; }
 std::string fmt_value(double v) {
   std::ostringstream o;
   o.precision(15);
@@ -43,6 +53,10 @@ void parse_value(const std::string& key, const std::string& text, int64_t& out) 
   } catch (const std::exception&) {
     throw Error(key, "expected an integer, got '" + text + "'");
   }
+}
+void parse_value(const std::string& key, const std::string& text, std::string& out) {
+  if (text.empty()) throw Error(key, "expected a name, got an empty value");
+  out = text;
 }
 void parse_value(const std::string& key, const std::string& text, double& out) {
   try {
@@ -63,7 +77,7 @@ struct Accessor {
 const std::map<std::string, Accessor>& accessors() {
   static const std::map<std::string, Accessor> m = [] {
     std::map<std::string, Accessor> a;
-#define SPYRE_PARAM(type, field, key, def, unit, desc)                                       \
+#define SPYRE_PARAM(type, field, key, def, unit, desc)                                         \
   a[key] = Accessor{[](ArchConfig& c, const std::string& t) { parse_value(key, t, c.field); }, \
                     [](const ArchConfig& c) { return fmt_value(c.field); }};
 #include "spyre/arch/params.def"
@@ -76,8 +90,8 @@ const std::map<std::string, Accessor>& accessors() {
 void flatten(const YAML::Node& n, const std::string& prefix,
              std::vector<std::pair<std::string, YAML::Node>>& out) {
   for (const auto& kv : n) {
-    std::string key = prefix.empty() ? kv.first.as<std::string>()
-                                     : prefix + "." + kv.first.as<std::string>();
+    std::string key =
+        prefix.empty() ? kv.first.as<std::string>() : prefix + "." + kv.first.as<std::string>();
     if (kv.second.IsMap())
       flatten(kv.second, key, out);
     else
@@ -92,9 +106,9 @@ ArchConfig load_yaml(const std::string& path) {
   } catch (const YAML::BadFile&) {
     throw Error(path, "cannot open architecture file");
   } catch (const YAML::Exception& e) {
-    throw Error(path + ":" + std::to_string(e.mark.line + 1) + ":" +
-                    std::to_string(e.mark.column + 1),
-                e.msg);
+    throw Error(
+        path + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1),
+        e.msg);
   }
   if (!root.IsMap()) throw Error(path, "expected a mapping of parameters");
   ArchConfig c;
@@ -188,6 +202,7 @@ void ArchConfig::validate() const {
   if (dram_latency_ns < 0) throw Error("dram.latency_ns", "must not be negative");
   positive("ring.link_bytes_per_cycle", static_cast<double>(ring_link_bytes_per_cycle));
   if (ring_hop_latency_cycles < 0) throw Error("ring.hop_latency_cycles", "must not be negative");
+  validate_unit_timing(*this);
 }
 
 std::string ArchConfig::to_yaml() const {
@@ -226,8 +241,7 @@ ArchConfig load_arch(const std::string& name_or_file, const std::vector<std::str
   }
   for (const auto& s : sets) {
     auto eq = s.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw Error("--set " + s, "expected key=value");
+    if (eq == std::string::npos || eq == 0) throw Error("--set " + s, "expected key=value");
     try {
       c.set(s.substr(0, eq), s.substr(eq + 1));
     } catch (const Error& e) {

@@ -46,8 +46,8 @@ std::string disassemble(const Program& p) {
     << p.dram_bytes << "\n";
   for (size_t k = 0; k < p.kernels.size(); ++k) o << ".kernel " << k << " " << p.kernels[k] << "\n";
   for (const auto& t : p.tensors)
-    o << ".tensor " << t.name << " " << t.role << " " << dtype_name(t.dtype) << " size="
-      << join(t.size) << " stride=" << join(t.stride) << " addr=" << t.dram_addr
+    o << ".tensor " << t.name << " " << t.role << " " << dtype_name(t.dtype)
+      << " size=" << join(t.size) << " stride=" << join(t.stride) << " addr=" << t.dram_addr
       << " bytes=" << t.bytes << "\n";
   for (const auto& d : p.data) {
     o << ".data " << d.dram_addr << " ";
@@ -169,11 +169,16 @@ class Assembler {
       }
       for (size_t i = 4; i < tok.size(); ++i) {
         auto [k, v] = kv(tok[i]);
-        if (k == "size") t.size = int_list(v, "size");
-        else if (k == "stride") t.stride = int_list(v, "stride");
-        else if (k == "addr") t.dram_addr = static_cast<uint64_t>(integer(v, "addr"));
-        else if (k == "bytes") t.bytes = static_cast<uint64_t>(integer(v, "bytes"));
-        else fail("unknown .tensor field '" + k + "'");
+        if (k == "size")
+          t.size = int_list(v, "size");
+        else if (k == "stride")
+          t.stride = int_list(v, "stride");
+        else if (k == "addr")
+          t.dram_addr = static_cast<uint64_t>(integer(v, "addr"));
+        else if (k == "bytes")
+          t.bytes = static_cast<uint64_t>(integer(v, "bytes"));
+        else
+          fail("unknown .tensor field '" + k + "'");
       }
       p_.tensors.push_back(std::move(t));
     } else if (d == ".data") {
@@ -207,7 +212,8 @@ class Assembler {
     if (spec.is_float) {
       char* end = nullptr;
       double d = std::strtod(v.c_str(), &end);
-      if (end == v.c_str() || *end) fail("expected a number for " + spec.name + ", got '" + v + "'");
+      if (end == v.c_str() || *end)
+        fail("expected a number for " + spec.name + ", got '" + v + "'");
       return float_operand(d);
     }
     if (spec.name == "fn") {
@@ -300,7 +306,8 @@ std::string isa_markdown() {
   static const char* classes[] = {"simple", "transcendental", "compare", "reduce"};
   for (int i = 0; i < num_sfp_fns(); ++i) {
     const auto& f = sfp_fn_info(static_cast<SfpFn>(i));
-    o << "| `" << f.name << "` | " << f.arity << " | " << classes[static_cast<int>(f.cls)] << " |\n";
+    o << "| `" << f.name << "` | " << f.arity << " | " << classes[static_cast<int>(f.cls)]
+      << " |\n";
   }
   return o.str();
 }

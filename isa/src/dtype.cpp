@@ -39,12 +39,32 @@ DType dtype_from_name(std::string_view name) {
 
 double load_element(const uint8_t* p, DType dt) {
   switch (dt) {
-    case DType::F16: { uint16_t h; std::memcpy(&h, p, 2); return f16_to_f32(h); }
-    case DType::BF16: { uint16_t h; std::memcpy(&h, p, 2); return bf16_to_f32(h); }
-    case DType::F32: { float f; std::memcpy(&f, p, 4); return f; }
+    case DType::F16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return f16_to_f32(h);
+    }
+    case DType::BF16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return bf16_to_f32(h);
+    }
+    case DType::F32: {
+      float f;
+      std::memcpy(&f, p, 4);
+      return f;
+    }
     case DType::I8: return static_cast<int8_t>(*p);
-    case DType::I32: { int32_t v; std::memcpy(&v, p, 4); return v; }
-    case DType::I64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
+    case DType::I32: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case DType::I64: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      return static_cast<double>(v);
+    }
     case DType::Bool: return *p ? 1.0 : 0.0;
   }
   return 0.0;
@@ -62,12 +82,36 @@ T saturate_int(double v) {
 
 void store_element(uint8_t* p, DType dt, double v) {
   switch (dt) {
-    case DType::F16: { uint16_t h = f32_to_f16(static_cast<float>(v)); std::memcpy(p, &h, 2); return; }
-    case DType::BF16: { uint16_t h = f32_to_bf16(static_cast<float>(v)); std::memcpy(p, &h, 2); return; }
-    case DType::F32: { float f = static_cast<float>(v); std::memcpy(p, &f, 4); return; }
-    case DType::I8: { int8_t x = saturate_int<int8_t>(v); std::memcpy(p, &x, 1); return; }
-    case DType::I32: { int32_t x = saturate_int<int32_t>(v); std::memcpy(p, &x, 4); return; }
-    case DType::I64: { int64_t x = saturate_int<int64_t>(v); std::memcpy(p, &x, 8); return; }
+    case DType::F16: {
+      uint16_t h = f32_to_f16(static_cast<float>(v));
+      std::memcpy(p, &h, 2);
+      return;
+    }
+    case DType::BF16: {
+      uint16_t h = f32_to_bf16(static_cast<float>(v));
+      std::memcpy(p, &h, 2);
+      return;
+    }
+    case DType::F32: {
+      float f = static_cast<float>(v);
+      std::memcpy(p, &f, 4);
+      return;
+    }
+    case DType::I8: {
+      int8_t x = saturate_int<int8_t>(v);
+      std::memcpy(p, &x, 1);
+      return;
+    }
+    case DType::I32: {
+      int32_t x = saturate_int<int32_t>(v);
+      std::memcpy(p, &x, 4);
+      return;
+    }
+    case DType::I64: {
+      int64_t x = saturate_int<int64_t>(v);
+      std::memcpy(p, &x, 8);
+      return;
+    }
     case DType::Bool: *p = (v != 0.0) ? 1 : 0; return;
   }
 }

@@ -158,8 +158,8 @@ void check_instr(const Program& p, size_t core, size_t idx, const Instr& in) {
     int64_t v = in.a[static_cast<size_t>(i)];
     if (v < lo || v > hi)
       throw Error(where(), "operand " + std::string(name) + "=" + std::to_string(v) +
-                               " is outside [" + std::to_string(lo) + ", " +
-                               std::to_string(hi) + "]");
+                               " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                               "]");
   };
   constexpr int64_t kBig = int64_t{1} << 40;
   need("cl", 0, 1);
@@ -180,8 +180,7 @@ void check_instr(const Program& p, size_t core, size_t idx, const Instr& in) {
   if (in.op == Opcode::RingSend) need("dst_core", 0, static_cast<int64_t>(p.num_cores) - 1);
   if (info.unit == Unit::Sfp && info.index_of("fn") >= 0) {
     int64_t fn = in.get("fn");
-    if (!sfp_fn_valid(fn))
-      throw Error(where(), "unknown SFP function code " + std::to_string(fn));
+    if (!sfp_fn_valid(fn)) throw Error(where(), "unknown SFP function code " + std::to_string(fn));
     const auto& f = sfp_fn_info(static_cast<SfpFn>(fn));
     bool want_reduce = in.op == Opcode::SfpReduce;
     int want_arity = in.op == Opcode::SfpUnary ? 1 : 2;

@@ -8,8 +8,9 @@ namespace spyre::sim {
 Chip::Chip(Env& env, DeviceMemory& dram_image)
     : env_(env),
       dram_image_(dram_image),
-      dram_(make_dram("fifo", env)),
-      ring_(env.cfg),
+      dram_(make_dram(env.cfg.dram_impl, env)),
+      ring_(env.cfg, &env.sched),
+      reduce_ring_(env.cfg, &env.sched),
       active_cores_(static_cast<int>(env.program.num_cores)),
       kernels_(env.program.kernels.size()) {
   if (env.trace) barrier_track_ = env.trace->track("chip", "barrier");
@@ -45,7 +46,8 @@ void Chip::arrive_barrier(int) {
   arrived_ = 0;
   ++barriers_;
   const Cycle open = env_.sched.now() + static_cast<Cycle>(env_.cfg.barrier_latency_cycles);
-  if (env_.trace) env_.trace->span(barrier_track_, "barrier", first_arrival_, open - first_arrival_, "");
+  if (env_.trace)
+    env_.trace->span(barrier_track_, "barrier", first_arrival_, open - first_arrival_, "");
   env_.sched.at(open, [this] {
     for (int c = 0; c < active_cores_; ++c) core(c).release_barrier();
   });
@@ -64,8 +66,8 @@ void Chip::note_kernel(uint16_t kernel, Cycle start, Cycle end) {
 
 std::string Chip::stuck_report() const {
   std::string s;
-  for (const auto& c : cores_)
-    if (!c->halted()) s += "\n  " + c->stuck_report();
+  for (int c = 0; c < active_cores_; ++c)
+    s += "\n  " + cores_[static_cast<size_t>(c)]->stuck_report();
   if (arrived_ > 0)
     s += "\n  barrier: " + std::to_string(arrived_) + " of " + std::to_string(active_cores_) +
          " cores arrived";
@@ -91,51 +93,61 @@ nlohmann::json Chip::stats(Cycle cycles) const {
       cj[name] = {{"busy_cycles", st.busy_cycles},
                   {"wait_cycles", st.wait_cycles},
                   {"instructions", st.instructions}};
-      std::string cls = name.substr(0, 2) == "pt" ? "pt" : name.substr(0, 3) == "sfp" ? "sfp" : name;
+      std::string cls = name.substr(0, 2) == "pt"    ? "pt"
+                        : name.substr(0, 3) == "sfp" ? "sfp"
+                                                     : name;
       totals[cls] = totals[cls].get<uint64_t>() + st.busy_cycles;
     }
     cj["sequencer"] = {{"issued", c->issued()}, {"full_stall_cycles", c->full_stall_cycles()}};
+    cj["lx"] = {{"banks", c->lx().stats()}};
     cores.push_back(std::move(cj));
   }
   const int64_t n = static_cast<int64_t>(cores_.size());
   json kernels = json::array();
   for (const KernelStats& k : kernel_stats())
-    kernels.push_back({{"name", k.name}, {"start_cycle", k.start_cycle},
-                       {"end_cycle", k.end_cycle}, {"cycles", k.cycles()}});
-  return {
-      {"chip",
-       {{"cycles", cycles},
-        {"clock_ghz", env_.cfg.clock_ghz},
-        {"num_cores", n},
-        {"program_cores", active_cores_},
-        {"barriers", barriers_},
-        {"dram", dram_->stats()},
-        {"ring", ring_.stats()},
-        {"cores", std::move(cores)},
-        {"busy_cycles", std::move(totals)},
-        {"unit_count",
-         {{"pt", n * 2}, {"sfp", n * 2}, {"dma_in", n}, {"dma_out", n}, {"ring", n}}}}},
-      {"kernels", std::move(kernels)},
-      {"units",
-       {{"cycles", "cycles"},
-        {"clock_ghz", "GHz"},
-        {"busy_cycles", "cycles"},
-        {"wait_cycles", "cycles"},
-        {"full_stall_cycles", "cycles"},
-        {"start_cycle", "cycles"},
-        {"end_cycle", "cycles"},
-        {"link_busy_cycles", "cycles (summed over links)"},
-        {"read_bytes", "bytes"},
-        {"write_bytes", "bytes"},
-        {"moved_bytes", "bytes (word-rounded)"},
-        {"bytes", "bytes"},
-        {"instructions", "count"},
-        {"issued", "count"},
-        {"read_requests", "count"},
-        {"write_requests", "count"},
-        {"transfers", "count"},
-        {"barriers", "count"},
-        {"unit_count", "count"}}}};
+    kernels.push_back({{"name", k.name},
+                       {"start_cycle", k.start_cycle},
+                       {"end_cycle", k.end_cycle},
+                       {"cycles", k.cycles()}});
+  return {{"chip",
+           {{"cycles", cycles},
+            {"clock_ghz", env_.cfg.clock_ghz},
+            {"num_cores", n},
+            {"program_cores", active_cores_},
+            {"barriers", barriers_},
+            {"dram", dram_->stats()},
+            {"ring", ring_.stats()},
+            {"reduce_ring", reduce_ring_.stats()},
+            {"cores", std::move(cores)},
+            {"busy_cycles", std::move(totals)},
+            {"unit_count",
+             {{"pt", n * 2}, {"sfp", n * 2}, {"dma_in", n}, {"dma_out", n}, {"ring", n}}}}},
+          {"kernels", std::move(kernels)},
+          {"units",
+           {{"cycles", "cycles"},
+            {"clock_ghz", "GHz"},
+            {"busy_cycles", "cycles"},
+            {"wait_cycles", "cycles"},
+            {"full_stall_cycles", "cycles"},
+            {"start_cycle", "cycles"},
+            {"end_cycle", "cycles"},
+            {"link_busy_cycles", "cycles (summed over links)"},
+            {"stall_cycles", "cycles"},
+            {"backpressure_cycles", "cycles"},
+            {"conflict_stall_cycles", "cycles"},
+            {"accesses", "count (bank accesses of up to lx.bank_bytes_per_cycle bytes)"},
+            {"links", "count"},
+            {"read_bytes", "bytes"},
+            {"write_bytes", "bytes"},
+            {"moved_bytes", "bytes (word-rounded)"},
+            {"bytes", "bytes"},
+            {"instructions", "count"},
+            {"issued", "count"},
+            {"read_requests", "count"},
+            {"write_requests", "count"},
+            {"transfers", "count"},
+            {"barriers", "count"},
+            {"unit_count", "count"}}}};
 }
 
 }  // namespace spyre::sim

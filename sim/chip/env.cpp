@@ -20,7 +20,9 @@ ByteRange strided_range(int64_t base, const std::vector<Dim>& dims, int64_t elem
   if (elem_bytes <= 0) return {};
   hi += elem_bytes;
   constexpr __int128 kMax = INT64_MAX, kMin = INT64_MIN;
-  auto clamp = [&](__int128 v) { return static_cast<int64_t>(v > kMax ? kMax : v < kMin ? kMin : v); };
+  auto clamp = [&](__int128 v) {
+    return static_cast<int64_t>(v > kMax ? kMax : v < kMin ? kMin : v);
+  };
   return {clamp(lo), clamp(hi)};
 }
 

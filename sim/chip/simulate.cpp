@@ -40,9 +40,9 @@ SimResult simulate(const isa::Program& program, const arch::ArchConfig& cfg, Dev
   chip.start();
   KernelStop stop = run_on_kernel(q, cfg.period_ps(), opts.max_cycles);
   if (stop == KernelStop::Watchdog)
-    throw Error("simulate", "watchdog: no end after max_cycles " +
-                                std::to_string(opts.max_cycles) + " (at cycle " +
-                                std::to_string(q.now()) + ")" + chip.stuck_report());
+    throw Error("simulate", "watchdog: no end after max_cycles " + std::to_string(opts.max_cycles) +
+                                " (at cycle " + std::to_string(q.now()) + ")" +
+                                chip.stuck_report());
   if (!chip.all_halted())
     throw Error("simulate", "deadlock at cycle " + std::to_string(q.now()) +
                                 ": nothing left to happen, but cores have not halted" +

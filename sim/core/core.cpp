@@ -15,6 +15,15 @@ namespace {
 const std::vector<isa::Instr> kNoInstrs;
 bool is_dma(Opcode op) { return op == Opcode::DmaLoad || op == Opcode::DmaStore; }
 bool is_pt(Opcode op) { return op == Opcode::PtMatmul; }
+bool is_ring(Opcode op) { return op == Opcode::RingSend || op == Opcode::RingReduce; }
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+// The four DMA dimensions around `base` (outer, rep, row; bytes contiguous).
+std::vector<Dim> dma_dims(const isa::Instr& in, const char* side) {
+  const std::string s = side;
+  return {{in.get("outer"), in.get(s + "_outer")},
+          {in.get("reps"), in.get(s + "_rep")},
+          {in.get("rows"), in.get(s + "_stride")}};
+}
 }  // namespace
 
 Core::Core(Env& env, Chip& chip, int id)
@@ -24,9 +33,11 @@ Core::Core(Env& env, Chip& chip, int id)
       stream_(id < static_cast<int>(env.program.cores.size())
                   ? &env.program.cores[static_cast<size_t>(id)]
                   : &kNoInstrs),
-      lx_(env.cfg.lx_size_bytes),
-      dma_in_(std::make_unique<DmaEngine>(env, chip.dram(), id, false)),
-      dma_out_(std::make_unique<DmaEngine>(env, chip.dram(), id, true)) {
+      lx_(env.cfg),
+      dma_in_(std::make_unique<DmaEngine>(env, chip.dram(), id, false, chip.ring(),
+                                          [&chip](int c) -> Lx& { return chip.core(c).lx(); })),
+      dma_out_(std::make_unique<DmaEngine>(env, chip.dram(), id, true, chip.ring(),
+                                           [&chip](int c) -> Lx& { return chip.core(c).lx(); })) {
   if (env.trace && id < static_cast<int>(env.program.num_cores))
     for (int q = 0; q < isa::kNumQueues; ++q)
       q_[q].track = env.trace->track("core " + std::to_string(id),
@@ -39,7 +50,8 @@ void Core::start() {
     return;
   }
   phase_ = Phase::Decoding;
-  env_.sched.at(env_.sched.now() + static_cast<Cycle>(env_.cfg.issue_cycles), [this] { decoded(); });
+  env_.sched.at(env_.sched.now() + static_cast<Cycle>(env_.cfg.issue_cycles),
+                [this] { decoded(); });
 }
 
 bool Core::drained() const {
@@ -96,7 +108,8 @@ void Core::try_place() {
 void Core::release_barrier() {
   ++pc_;
   phase_ = Phase::Decoding;
-  env_.sched.at(env_.sched.now() + static_cast<Cycle>(env_.cfg.issue_cycles), [this] { decoded(); });
+  env_.sched.at(env_.sched.now() + static_cast<Cycle>(env_.cfg.issue_cycles),
+                [this] { decoded(); });
 }
 
 // ---- tokens ----
@@ -145,8 +158,9 @@ void Core::pump(int q) {
       if (s.waiting_tok >= 0) {
         s.st.wait_cycles += now - s.wait_since;
         if (env_.trace && now > s.wait_since)
-          env_.trace->span(s.track, "wait tok " + std::to_string(tok), s.wait_since, now - s.wait_since,
-                           in.kernel < env_.program.kernels.size() ? env_.program.kernels[in.kernel] : "");
+          env_.trace->span(
+              s.track, "wait tok " + std::to_string(tok), s.wait_since, now - s.wait_since,
+              in.kernel < env_.program.kernels.size() ? env_.program.kernels[in.kernel] : "");
         s.waiting_tok = -1;
       }
       s.entries.pop_front();
@@ -168,14 +182,29 @@ void Core::check_bounds(size_t i) const {
   const int64_t dram_size = static_cast<int64_t>(env_.program.dram_bytes);
   if (is_dma(in.op)) {
     const bool load = in.op == Opcode::DmaLoad;
-    const int64_t bytes = in.get("bytes"), rows = in.get("rows"), reps = in.get("reps");
-    ByteRange d = strided_range(
-        in.get("dram"), {{reps, in.get("dram_rep")}, {rows, in.get("dram_stride")}}, bytes);
-    ByteRange l = strided_range(
-        in.get("lx"), {{reps, in.get("lx_rep")}, {rows, in.get("lx_stride")}}, bytes);
+    const int64_t bytes = in.get("bytes");
+    if (in.get("outer") < 0)
+      throw Error(at.where(), "operand outer=" + std::to_string(in.get("outer")) + " is negative");
+    ByteRange d = strided_range(in.get("dram"), dma_dims(in, "dram"), bytes);
+    ByteRange l = strided_range(in.get("lx"), dma_dims(in, "lx"), bytes);
     check_range(load ? d : l, load ? dram_size : lx_size, load ? "DRAM" : "LX", at);
     check_range(load ? l : d, load ? lx_size : dram_size, load ? "LX" : "DRAM", at);
-  } else if (in.op == Opcode::RingSend) {
+    if (load) {
+      const auto mask = static_cast<uint64_t>(in.get("mcast"));
+      const int cores = static_cast<int>(std::min<uint64_t>(64, env_.program.num_cores));
+      if (cores < 64 && (mask >> cores) != 0)
+        throw Error(at.where(), "mcast mask " + std::to_string(in.get("mcast")) +
+                                    " names a core outside the program's " + std::to_string(cores) +
+                                    " cores");
+    }
+  } else if (is_ring(in.op)) {
+    const int64_t dst = in.get("dst_core");
+    if (dst < 0 || dst >= static_cast<int64_t>(env_.program.num_cores))
+      throw Error(at.where(), "operand dst_core=" + std::to_string(dst) + " is outside [0, " +
+                                  std::to_string(env_.program.num_cores - 1) + "]");
+    if (in.op == Opcode::RingReduce && in.get("bytes") % 4 != 0)
+      throw Error(at.where(), "bytes=" + std::to_string(in.get("bytes")) +
+                                  " is not a whole number of fp32 elements");
     check_range(strided_range(in.get("src"), {}, in.get("bytes")), lx_size, "LX", at);
     check_range(strided_range(in.get("dst"), {}, in.get("bytes")), lx_size, "LX", at);
   } else {
@@ -195,15 +224,85 @@ void Core::launch(int q, size_t i) {
   switch (in.op) {
     case Opcode::DmaLoad: dma_in_->start(in, done); return;
     case Opcode::DmaStore: dma_out_->start(in, done); return;
-    case Opcode::RingSend: {
-      const int dst = static_cast<int>(in.get("dst_core"));
-      const auto bytes = static_cast<uint64_t>(in.get("bytes"));
-      env_.sched.at(chip_.ring().reserve(id_, dst, bytes, s.start), done);
+    case Opcode::RingSend:
+    case Opcode::RingReduce: launch_ring(q, i); return;
+    default: {
+      const Cycle cycles = is_pt(in.op) ? pt_cycles(env_.cfg, in) : sfp_cycles(env_.cfg, in);
+      env_.sched.at(lx_.access(s.start, cycles, lx_regions(in), s.start), done);
       return;
     }
-    case Opcode::PtMatmul: env_.sched.at(s.start + pt_cycles(env_.cfg, in), done); return;
-    default: env_.sched.at(s.start + sfp_cycles(env_.cfg, in), done); return;
   }
+}
+
+void Core::launch_ring(int q, size_t i) {
+  const isa::Instr& in = instr(i);
+  const bool red = in.op == Opcode::RingReduce;
+  const int dst = static_cast<int>(in.get("dst_core"));
+  const int64_t bytes = in.get("bytes");
+  Ring& ring = red ? chip_.reduce_ring() : chip_.ring();
+  ring.request(
+      id_, {dst}, static_cast<uint64_t>(bytes),
+      [this, q, red, dst, bytes, src = in.get("src"),
+       to = in.get("dst")](const std::vector<Ring::Arrival>& arr) {
+        const Ring::Arrival& a = arr.front();
+        const Cycle now = env_.sched.now();
+        const Cycle d = static_cast<Cycle>(
+            ceil_div(bytes, std::max<int64_t>(1, env_.cfg.ring_link_bytes_per_cycle)));
+        const Cycle src_end = lx_.access(a.start, d, {LxRegion{src, bytes}}, now);
+        const Cycle dst_end = chip_.core(dst).lx().access(
+            a.cycle - d, d, {LxRegion{to, bytes, 1, 0, red ? 2 : 1}}, now);
+        const Cycle end =
+            std::max({a.cycle, src_end, dst_end}) +
+            (red ? static_cast<Cycle>(std::max<int64_t>(0, env_.cfg.ring_reduce_latency_cycles))
+                 : 0);
+        env_.sched.at(end, [this, q] { complete(q); });
+      });
+}
+
+std::vector<LxRegion> Core::lx_regions(const isa::Instr& in) const {
+  std::vector<LxRegion> out;
+  if (is_pt(in.op)) {
+    const int64_t es = isa::dtype_size_bytes(static_cast<isa::DType>(in.get("dt")));
+    const int64_t m = in.get("m"), n = in.get("n"), k = in.get("k");
+    const int64_t folds_m = ceil_div(m, std::max<int64_t>(1, env_.cfg.pt_rows));
+    const int64_t folds_n = ceil_div(n, std::max<int64_t>(1, env_.cfg.pt_lanes));
+    const int64_t flags = in.get("flags");
+    out.push_back({in.get("a"), k * es, m, in.get("lda") * es, folds_n});  // A once per N fold
+    if (flags & 2)
+      out.push_back({in.get("b"), k * es, n, in.get("ldb") * es, folds_m});  // B^T [n, k]
+    else
+      out.push_back({in.get("b"), n * es, k, in.get("ldb") * es, folds_m});  // B once per M fold
+    out.push_back({in.get("c"), n * 4, m, in.get("ldc") * 4, (flags & 1) ? 2 : 1});
+    return out;
+  }
+  const isa::OpInfo& info = isa::op_info(in.op);
+  const bool cvt = in.op == Opcode::SfpConvert;
+  const bool compare =
+      info.index_of("fn") >= 0 && in.op == Opcode::SfpBinary &&
+      isa::sfp_fn_info(static_cast<isa::SfpFn>(in.get("fn"))).cls == isa::SfpClass::Compare;
+  const int64_t rows = in.get("rows"), cols = in.get("cols");
+  for (const char* name : {"dst", "a", "b", "c"}) {
+    const std::string n = name;
+    if (info.index_of(n) < 0 || info.index_of(n + "_rs") < 0) continue;
+    isa::DType dt;
+    if (n == "dst")
+      dt = static_cast<isa::DType>(in.get(cvt ? "ddt" : "dt"));
+    else if (n == "c")
+      dt = isa::DType::Bool;
+    else
+      dt = static_cast<isa::DType>(in.get(cvt ? "sdt" : "dt"));
+    if (n == "dst" && compare) dt = isa::DType::Bool;
+    const int64_t es = isa::dtype_size_bytes(dt);
+    const bool one_col = info.index_of(n + "_cs") < 0;  // sfp.red's dst: one element per row
+    const int64_t cs = one_col ? 0 : in.get(n + "_cs");
+    const int64_t ncols = one_col ? 1 : cols;
+    if (rows <= 0 || ncols <= 0) continue;
+    int64_t base = in.get(n);
+    if (cs < 0) base += (ncols - 1) * cs * es;
+    const int64_t span = ((ncols - 1) * (cs < 0 ? -cs : cs) + 1) * es;
+    out.push_back({base, span, rows, in.get(n + "_rs") * es, 1});
+  }
+  return out;
 }
 
 void Core::execute(size_t i) {
@@ -215,18 +314,37 @@ void Core::execute(size_t i) {
       uint8_t* lx = lx_.data();
       uint8_t* dram = chip_.dram_image().data();
       const int64_t bytes = in.get("bytes"), rows = in.get("rows"), reps = in.get("reps");
+      const int64_t outer = in.get("outer");
       const int64_t d0 = in.get("dram"), l0 = in.get("lx");
       const int64_t ds = in.get("dram_stride"), ls = in.get("lx_stride");
       const int64_t dr = in.get("dram_rep"), lr = in.get("lx_rep");
-      for (int64_t rep = 0; rep < reps; ++rep)
-        for (int64_t r = 0; r < rows; ++r) {
-          uint8_t* dp = dram + d0 + rep * dr + r * ds;
-          uint8_t* lp = lx + l0 + rep * lr + r * ls;
-          if (load)
-            std::memmove(lp, dp, static_cast<size_t>(bytes));
-          else
-            std::memmove(dp, lp, static_cast<size_t>(bytes));
-        }
+      const int64_t dout = in.get("dram_outer"), lout = in.get("lx_outer");
+      std::vector<uint8_t*> lxs{lx};
+      if (load)
+        for (int c : mcast_targets(in)) lxs.push_back(chip_.core(c).lx().data());
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t rep = 0; rep < reps; ++rep)
+          for (int64_t r = 0; r < rows; ++r) {
+            uint8_t* dp = dram + d0 + o * dout + rep * dr + r * ds;
+            const int64_t lo = l0 + o * lout + rep * lr + r * ls;
+            if (!load) {
+              std::memmove(dp, lx + lo, static_cast<size_t>(bytes));
+              continue;
+            }
+            for (uint8_t* l : lxs) std::memmove(l + lo, dp, static_cast<size_t>(bytes));
+          }
+      return;
+    }
+    case Opcode::RingReduce: {
+      uint8_t* dst = chip_.core(static_cast<int>(in.get("dst_core"))).lx().data() + in.get("dst");
+      const uint8_t* src = lx_.data() + in.get("src");
+      for (int64_t e = 0; e < in.get("bytes") / 4; ++e) {
+        float x, y;
+        std::memcpy(&x, src + 4 * e, 4);
+        std::memcpy(&y, dst + 4 * e, 4);
+        y += x;
+        std::memcpy(dst + 4 * e, &y, 4);
+      }
       return;
     }
     case Opcode::RingSend: {
@@ -245,8 +363,10 @@ void Core::complete(int q) {
   const Cycle now = env_.sched.now();
   const isa::Instr& in = instr(s.cur);
   if (env_.functional) execute(s.cur);
-  if (in.op == Opcode::RingSend && in.get("tok") >= 0)
+  if (is_ring(in.op) && in.get("tok") >= 0)
     chip_.core(static_cast<int>(in.get("dst_core"))).add_token(in.get("tok"));
+  if (in.op == Opcode::DmaLoad && in.get("mtok") >= 0)
+    for (int c : mcast_targets(in)) chip_.core(c).add_token(in.get("mtok"));
   s.st.busy_cycles += now - s.start;
   ++s.st.instructions;
   chip_.note_kernel(in.kernel, s.start, now);
@@ -258,8 +378,17 @@ void Core::complete(int q) {
   pump(q);
 }
 
+std::vector<int> Core::mcast_targets(const isa::Instr& in) const {
+  std::vector<int> out;
+  const auto mask = static_cast<uint64_t>(in.get("mcast"));
+  for (int c = 0; c < 64 && c < static_cast<int>(env_.cfg.cores); ++c)
+    if (c != id_ && (mask >> c & 1u)) out.push_back(c);
+  return out;
+}
+
 std::string Core::stuck_report() const {
   std::string s = "core " + std::to_string(id_) + ": ";
+  if (phase_ == Phase::Halted) return s + "halted at cycle " + std::to_string(halt_cycle_);
   if (pc_ < stream_->size()) {
     s += "next instruction #" + std::to_string(pc_) + " " +
          std::string(isa::op_info(instr(pc_).op).mnemonic);
@@ -273,17 +402,35 @@ std::string Core::stuck_report() const {
       break;
     case Phase::WaitDrain: s += " waits for its queues to drain"; break;
     case Phase::AtBarrier: s += " waits at the barrier"; break;
-    default: break;
+    default: s += " is being decoded"; break;
   }
+  int empty = 0;
   for (int q = 0; q < isa::kNumQueues; ++q) {
     const QueueState& st = q_[q];
-    if (st.waiting_tok < 0) continue;
-    auto it = tokens_.find(st.waiting_tok);
-    s += "; queue " + std::string(isa::queue_name(static_cast<isa::Queue>(q))) +
-         " waits on token " + std::to_string(st.waiting_tok) + " (value " +
-         std::to_string(it == tokens_.end() ? 0 : it->second) + ") at instruction #" +
-         std::to_string(st.entries.front());
+    const std::string name(isa::queue_name(static_cast<isa::Queue>(q)));
+    auto label = [&](size_t i) {
+      return "#" + std::to_string(i) + " " + std::string(isa::op_info(instr(i).op).mnemonic);
+    };
+    if (st.busy) {
+      s += "; queue " + name + " executes instruction " + label(st.cur) + " since cycle " +
+           std::to_string(st.start) + " (" + std::to_string(st.entries.size()) + " queued)";
+    } else if (st.waiting_tok >= 0) {
+      auto it = tokens_.find(st.waiting_tok);
+      s += "; queue " + name + " waits on token " + std::to_string(st.waiting_tok) + " (value " +
+           std::to_string(it == tokens_.end() ? 0 : it->second) + ") at instruction #" +
+           std::to_string(st.entries.front()) + " (" + std::to_string(st.entries.size()) +
+           " queued)";
+    } else if (!st.entries.empty()) {
+      s += "; queue " + name + " head instruction " + label(st.entries.front()) + " (" +
+           std::to_string(st.entries.size()) + " queued)";
+    } else {
+      ++empty;
+    }
   }
+  if (empty == isa::kNumQueues)
+    s += "; all queues empty";
+  else if (empty > 0)
+    s += "; other queues empty";
   return s;
 }
 

@@ -1,10 +1,12 @@
-// SFP vector unit: closed-form latency and the element-wise arithmetic (formulas in units.h).
+// SFP vector unit: closed-form latency (spyre/arch/unit_timing.h: lanes per dtype, latency and
+// cycles per vector per op class, the lane tree of reductions) and the element-wise arithmetic.
 // Element (r, c) of an operand lies at base + (r * rs + c * cs) * esize(dtype); values are
 // computed in double from load_element() and rounded by store_element().
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "spyre/arch/unit_timing.h"
 #include "spyre/sim/units.h"
 
 namespace spyre::sim {
@@ -101,19 +103,7 @@ double reduce_step(SfpFn f, double acc, double x) {
 }  // namespace
 
 uint64_t sfp_cycles(const arch::ArchConfig& cfg, const isa::Instr& in) {
-  int64_t es = in.op == Opcode::SfpConvert
-                   ? std::max(isa::dtype_size_bytes(static_cast<DType>(in.get("sdt"))),
-                              isa::dtype_size_bytes(static_cast<DType>(in.get("ddt"))))
-                   : isa::dtype_size_bytes(static_cast<DType>(in.get("dt")));
-  int64_t lanes = es <= 2 ? cfg.sfp_lanes_fp16 : es == 4 ? cfg.sfp_lanes_fp32 : cfg.sfp_lanes_fp32 / 2;
-  lanes = std::max<int64_t>(1, lanes);
-  int64_t factor = 1;
-  if (in.op == Opcode::SfpUnary || in.op == Opcode::SfpBinary) {
-    auto f = static_cast<SfpFn>(in.get("fn"));
-    if (isa::sfp_fn_info(f).cls == isa::SfpClass::Transcendental) factor = cfg.sfp_transcendental_factor;
-  }
-  int64_t n = in.get("rows") * in.get("cols");
-  return static_cast<uint64_t>(cfg.sfp_latency_cycles + (n + lanes - 1) / lanes * factor);
+  return static_cast<uint64_t>(arch::sfp_op_cycles(cfg, in));
 }
 
 std::vector<ByteRange> sfp_lx_ranges(const isa::Instr& in) {
@@ -148,7 +138,8 @@ void sfp_execute(uint8_t* lx, const isa::Instr& in) {
       Operand d = op(in, "dst", dt("dt")), a = op(in, "a", dt("dt"));
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t c = 0; c < cols; ++c)
-          isa::store_element(d.at(lx, r, c), d.dt, unary(f, isa::load_element(a.at(lx, r, c), a.dt)));
+          isa::store_element(d.at(lx, r, c), d.dt,
+                             unary(f, isa::load_element(a.at(lx, r, c), a.dt)));
       return;
     }
     case Opcode::SfpBinary: {
@@ -178,7 +169,8 @@ void sfp_execute(uint8_t* lx, const isa::Instr& in) {
       const bool acc = in.get("acc") != 0;
       for (int64_t r = 0; r < rows; ++r) {
         double v = acc ? isa::load_element(d.at(lx, r, 0), d.dt) : reduce_init(f);
-        for (int64_t c = 0; c < cols; ++c) v = reduce_step(f, v, isa::load_element(a.at(lx, r, c), a.dt));
+        for (int64_t c = 0; c < cols; ++c)
+          v = reduce_step(f, v, isa::load_element(a.at(lx, r, c), a.dt));
         isa::store_element(d.at(lx, r, 0), d.dt, v);
       }
       return;

@@ -3,8 +3,7 @@
 #include <cmath>
 #include <vector>
 
-#include "spyre/error.h"
-#include "spyre/sim/dram.h"
+#include "dram_impls.h"
 
 namespace spyre::sim {
 namespace {
@@ -14,7 +13,8 @@ class FifoDram : public DramModel {
   explicit FifoDram(Env& env)
       : env_(env),
         bw_(env.cfg.dram_bytes_per_cycle()),
-        latency_(static_cast<Cycle>(std::max<int64_t>(0, env.cfg.ns_to_cycles(env.cfg.dram_latency_ns)))),
+        latency_(static_cast<Cycle>(
+            std::max<int64_t>(0, env.cfg.ns_to_cycles(env.cfg.dram_latency_ns)))),
         seq_(static_cast<size_t>(std::max<int64_t>(1, env.cfg.cores)), 0) {
     if (env.trace) track_ = env.trace->track("dram", "fifo");
   }
@@ -64,10 +64,9 @@ class FifoDram : public DramModel {
       ++(p.req.write ? write_requests_ : read_requests_);
       Cycle done = (free_mc_ + 999) / 1000;
       if (env_.trace)
-        env_.trace->span(track_, p.req.write ? "write" : "read", start_mc / 1000,
-                         done - start_mc / 1000, "",
-                         "core " + std::to_string(p.req.core) + " " +
-                             std::to_string(p.req.bytes) + " B");
+        env_.trace->span(
+            track_, p.req.write ? "write" : "read", start_mc / 1000, done - start_mc / 1000, "",
+            "core " + std::to_string(p.req.core) + " " + std::to_string(p.req.bytes) + " B");
       env_.sched.at(done + latency_, std::move(p.req.landed));
     }
     pending_.clear();
@@ -87,9 +86,6 @@ class FifoDram : public DramModel {
 
 }  // namespace
 
-std::unique_ptr<DramModel> make_dram(const std::string& impl, Env& env) {
-  if (impl == "fifo") return std::make_unique<FifoDram>(env);
-  throw Error("dram", "unknown DRAM model '" + impl + "' (known: fifo)");
-}
+std::unique_ptr<DramModel> make_fifo_dram(Env& env) { return std::make_unique<FifoDram>(env); }
 
 }  // namespace spyre::sim

@@ -22,8 +22,6 @@ void EventQueue::run_all() {
   while (!heap_.empty()) run_next_cycle();
 }
 
-void EventQueue::clear() {
-  heap_ = {};
-}
+void EventQueue::clear() { heap_ = {}; }
 
 }  // namespace spyre::sim

@@ -5,66 +5,163 @@
 
 namespace spyre::sim {
 
-DmaEngine::DmaEngine(Env& env, DramModel& dram, int core, bool write)
+namespace {
+Cycle ceil_div(int64_t a, int64_t b) { return static_cast<Cycle>((a + b - 1) / b); }
+}  // namespace
+
+DmaEngine::DmaEngine(Env& env, DramModel& dram, int core, bool write, Ring& ring,
+                     std::function<Lx&(int)> lx_of)
     : env_(env),
       dram_(dram),
       core_(core),
       write_(write),
-      rate_(std::max<int64_t>(1, write ? env.cfg.dma_write_bytes_per_cycle
-                                       : env.cfg.dma_read_bytes_per_cycle)) {}
+      rate_(std::max<int64_t>(
+          1, write ? env.cfg.dma_write_bytes_per_cycle : env.cfg.dma_read_bytes_per_cycle)),
+      ring_(ring),
+      lx_of_(std::move(lx_of)) {}
 
 void DmaEngine::start(const isa::Instr& in, std::function<void()> done) {
   bytes_ = in.get("bytes");
   rows_ = in.get("rows");
   reps_ = in.get("reps");
-  if (bytes_ <= 0 || rows_ <= 0) reps_ = 0;  // nothing to move
-  rep_ = row_ = off_ = 0;
-  outstanding_ = 0;
+  outer_ = in.get("outer");
+  lx0_ = in.get("lx");
+  lx_stride_ = in.get("lx_stride");
+  lx_rep_ = in.get("lx_rep");
+  lx_outer_ = in.get("lx_outer");
+  dram0_ = in.get("dram");
+  dram_stride_ = in.get("dram_stride");
+  dram_rep_ = in.get("dram_rep");
+  dram_outer_ = in.get("dram_outer");
+  if (bytes_ <= 0 || rows_ <= 0 || reps_ <= 0) outer_ = 0;  // nothing to move
+  targets_.clear();
+  if (!write_) {
+    const auto mask = static_cast<uint64_t>(in.get("mcast"));
+    for (int c = 0; c < 64 && c < static_cast<int>(env_.cfg.cores); ++c)
+      if (c != core_ && (mask >> c & 1u)) targets_.push_back(c);
+  }
+  outer_i_ = rep_ = row_ = off_ = 0;
+  outstanding_ = in_transit_ = 0;
+  finishing_ = false;
   done_ = std::move(done);
-  next_issue_ = env_.sched.now() + static_cast<Cycle>(std::max<int64_t>(0, env_.cfg.dma_setup_cycles));
+  next_issue_ =
+      env_.sched.now() + static_cast<Cycle>(std::max<int64_t>(0, env_.cfg.dma_setup_cycles));
+  last_in_lx_ = next_issue_;
   issue_pending_ = true;
-  env_.sched.at(next_issue_, [this] { issue_pending_ = false; issue(); });
+  env_.sched.at(next_issue_, [this] {
+    issue_pending_ = false;
+    issue();
+  });
 }
 
 void DmaEngine::issue() {
-  if (!remaining()) {
-    if (outstanding_ == 0 && done_) std::exchange(done_, nullptr)();
-    return;
-  }
+  if (!remaining()) return maybe_done();
   if (outstanding_ >= env_.cfg.dma_max_outstanding) return;  // landed() resumes
   const int64_t burst = std::max<int64_t>(1, env_.cfg.dma_burst_bytes);
-  const int64_t word = std::max<int64_t>(1, env_.cfg.dram_word_bytes);
-  int64_t piece = std::min(burst, bytes_ - off_);
+  const int64_t piece = std::min(burst, bytes_ - off_);
+  const int64_t lx_addr = lx0_ + outer_i_ * lx_outer_ + rep_ * lx_rep_ + row_ * lx_stride_ + off_;
+  const int64_t dram_addr =
+      dram0_ + outer_i_ * dram_outer_ + rep_ * dram_rep_ + row_ * dram_stride_ + off_;
   off_ += piece;
   if (off_ >= bytes_) {
     off_ = 0;
-    if (++row_ >= rows_) row_ = 0, ++rep_;
+    if (++row_ >= rows_) {
+      row_ = 0;
+      if (++rep_ >= reps_) rep_ = 0, ++outer_i_;
+    }
   }
   ++outstanding_;
+  const Cycle now = env_.sched.now();
+  const Cycle dur = ceil_div(piece, rate_);
+  Cycle stall = 0;
+  if (write_) {  // the piece is read from LX before it goes out
+    Lx& lx = lx_of_(core_);
+    stall = lx.access(now, dur, {LxRegion{lx_addr, piece}}, now) - (now + dur);
+  }
+  if (stall == 0)
+    submit(piece, lx_addr, dram_addr);
+  else
+    env_.sched.at(now + stall,
+                  [this, piece, lx_addr, dram_addr] { submit(piece, lx_addr, dram_addr); });
+  next_issue_ = now + stall + dur;
+  if (remaining() && outstanding_ < env_.cfg.dma_max_outstanding) {
+    issue_pending_ = true;
+    env_.sched.at(next_issue_, [this] {
+      issue_pending_ = false;
+      issue();
+    });
+  }
+}
+
+void DmaEngine::submit(int64_t piece, int64_t lx_addr, int64_t dram_addr) {
+  const int64_t word = std::max<int64_t>(1, env_.cfg.dram_word_bytes);
   DramRequest r;
   r.core = core_;
   r.bytes = static_cast<uint64_t>(piece);
   r.cost_bytes = static_cast<uint64_t>((piece + word - 1) / word * word);
   r.write = write_;
-  r.landed = [this] { landed(); };
+  r.addr = static_cast<uint64_t>(dram_addr);  // bank-level DRAM models map it
+  r.landed = [this, piece, lx_addr] { landed(piece, lx_addr); };
   dram_.submit(std::move(r));
-  next_issue_ = env_.sched.now() + static_cast<Cycle>((piece + rate_ - 1) / rate_);
-  if (remaining() && outstanding_ < env_.cfg.dma_max_outstanding) {
+}
+
+void DmaEngine::landed(int64_t piece, int64_t lx_addr) {
+  --outstanding_;
+  const Cycle now = env_.sched.now();
+  if (!write_) {
+    // The piece was written into LX over the last ceil(piece/rate) cycles.
+    const Cycle dur = ceil_div(piece, rate_);
+    const Cycle start = now > dur ? now - dur : 0;
+    const Cycle in_lx =
+        std::max(now, lx_of_(core_).access(start, now - start, {LxRegion{lx_addr, piece}}, now));
+    if (!targets_.empty()) {
+      ++in_transit_;
+      auto forward = [this, piece, lx_addr] {
+        ring_.request(core_, targets_, static_cast<uint64_t>(piece),
+                      [this, piece, lx_addr](const std::vector<Ring::Arrival>& arr) {
+                        const Cycle d = ceil_div(
+                            piece, std::max<int64_t>(1, env_.cfg.ring_link_bytes_per_cycle));
+                        Cycle last = 0;
+                        for (const Ring::Arrival& a : arr)
+                          last = std::max(last, lx_of_(a.core).access(a.cycle - d, d,
+                                                                      {LxRegion{lx_addr, piece}},
+                                                                      env_.sched.now()));
+                        delivered(last);
+                      });
+      };
+      if (in_lx == now)
+        forward();
+      else
+        env_.sched.at(in_lx, forward);
+    } else {
+      last_in_lx_ = std::max(last_in_lx_, in_lx);
+    }
+  }
+  if (!remaining()) return maybe_done();
+  if (!issue_pending_) {
     issue_pending_ = true;
-    env_.sched.at(next_issue_, [this] { issue_pending_ = false; issue(); });
+    env_.sched.at(std::max(next_issue_, now), [this] {
+      issue_pending_ = false;
+      issue();
+    });
   }
 }
 
-void DmaEngine::landed() {
-  --outstanding_;
-  if (!remaining()) {
-    if (outstanding_ == 0 && done_) std::exchange(done_, nullptr)();
-    return;
-  }
-  if (!issue_pending_) {
-    issue_pending_ = true;
-    env_.sched.at(std::max(next_issue_, env_.sched.now()), [this] { issue_pending_ = false; issue(); });
-  }
+void DmaEngine::delivered(Cycle at) {
+  --in_transit_;
+  last_in_lx_ = std::max(last_in_lx_, at);
+  maybe_done();
+}
+
+void DmaEngine::maybe_done() {
+  if (remaining() || outstanding_ > 0 || in_transit_ > 0 || !done_ || finishing_) return;
+  const Cycle at = std::max(env_.sched.now(), last_in_lx_);
+  if (at == env_.sched.now()) return std::exchange(done_, nullptr)();
+  finishing_ = true;
+  env_.sched.at(at, [this] {
+    finishing_ = false;
+    std::exchange(done_, nullptr)();
+  });
 }
 
 }  // namespace spyre::sim

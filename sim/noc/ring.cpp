@@ -1,57 +1,155 @@
 // Ring timing (formulas in ring.h).
 #include <algorithm>
 
+#include "spyre/error.h"
 #include "spyre/sim/ring.h"
 
 namespace spyre::sim {
 
-Ring::Ring(const arch::ArchConfig& cfg)
+namespace {
+Ring::Routing routing_from(const std::string& name) {
+  if (name == "shortest") return Ring::Routing::Shortest;
+  if (name == "cw") return Ring::Routing::Clockwise;
+  if (name == "ccw") return Ring::Routing::CounterClockwise;
+  throw Error("ring.routing", "unknown routing '" + name + "' (known: shortest, cw, ccw)");
+}
+}  // namespace
+
+Ring::Ring(const arch::ArchConfig& cfg, Scheduler* sched)
     : n_(static_cast<int>(std::max<int64_t>(1, cfg.cores))),
       hop_latency_(std::max<int64_t>(0, cfg.ring_hop_latency_cycles)),
-      link_bw_(std::max<int64_t>(1, cfg.ring_link_bytes_per_cycle)),
-      link_free_(static_cast<size_t>(n_) * 2, 0) {}
+      link_bw_(cfg.ring_link_bytes_per_cycle),
+      buffer_cycles_(0),
+      routing_(routing_from(cfg.ring_routing)),
+      sched_(sched),
+      links_(static_cast<size_t>(n_) * 2) {
+  if (link_bw_ <= 0) throw Error("ring.link_bytes_per_cycle", "must be positive");
+  if (cfg.ring_buffer_bytes < 0) throw Error("ring.buffer_bytes", "must not be negative");
+  buffer_cycles_ = cfg.ring_buffer_bytes / link_bw_;
+}
 
 bool Ring::clockwise(int src, int dst) const {
-  int cw = ((dst - src) % n_ + n_) % n_;
-  return cw <= n_ - cw || cw == 0;
+  switch (routing_) {
+    case Routing::Clockwise: return true;
+    case Routing::CounterClockwise: return false;
+    case Routing::Shortest: break;
+  }
+  const int cw = ((dst - src) % n_ + n_) % n_;
+  return cw <= n_ - cw;
 }
 
 int Ring::hops(int src, int dst) const {
-  int cw = ((dst - src) % n_ + n_) % n_;
-  return std::min(cw, (n_ - cw) % n_);
+  const int cw = ((dst - src) % n_ + n_) % n_;
+  return clockwise(src, dst) ? cw : (n_ - cw) % n_;
 }
 
 Cycle Ring::signal_latency(int src, int dst) const {
   return static_cast<Cycle>(hops(src, dst)) * static_cast<Cycle>(hop_latency_);
 }
 
-Cycle Ring::reserve(int src, int dst, uint64_t bytes, Cycle now) {
-  const int h = hops(src, dst);
-  const bool cw = clockwise(src, dst);
+void Ring::place_chain(int src, bool cw, int h, uint64_t bytes, Cycle now,
+                       std::vector<Cycle>& arrive, Cycle& start) {
   const Cycle d = (bytes + static_cast<uint64_t>(link_bw_) - 1) / static_cast<uint64_t>(link_bw_);
   const Cycle lat = static_cast<Cycle>(hop_latency_);
-  Cycle t = now;
+  arrive.assign(static_cast<size_t>(h), 0);
+  scratch_.assign(static_cast<size_t>(h), 0);  // enter_j
   int node = src;
+  Cycle ready = now;  // the head is at link j's input
   for (int j = 0; j < h; ++j) {
-    Cycle free = link_free_[static_cast<size_t>(link_index(node, cw))];
-    Cycle off = static_cast<Cycle>(j) * lat;
-    if (free > off) t = std::max(t, free - off);
-    node = (node + (cw ? 1 : n_ - 1)) % n_;
+    Link& l = links_[static_cast<size_t>(link_index(node, cw))];
+    const Cycle enter = std::max(ready, l.free);
+    l.stall += enter - ready;
+    scratch_[static_cast<size_t>(j)] = enter;
+    if (j == 0) start = enter;
+    arrive[static_cast<size_t>(j)] = enter + lat + d;
+    ready = enter + lat;
+    node = step(node, cw);
   }
-  node = src;
-  for (int j = 0; j < h; ++j) {
-    link_free_[static_cast<size_t>(link_index(node, cw))] = t + static_cast<Cycle>(j) * lat + d;
-    node = (node + (cw ? 1 : n_ - 1)) % n_;
+  // Tails backwards: back-pressure when the downstream buffer cannot hold the waiting data.
+  Cycle next_tail = 0;
+  for (int j = h - 1; j >= 0; --j) {
+    node = ((src + (cw ? j : -j)) % n_ + n_) % n_;
+    Link& l = links_[static_cast<size_t>(link_index(node, cw))];
+    const Cycle enter = scratch_[static_cast<size_t>(j)];
+    Cycle tail = enter + d;
+    if (j < h - 1 && next_tail > tail + lat + static_cast<Cycle>(buffer_cycles_))
+      tail = next_tail - lat - static_cast<Cycle>(buffer_cycles_);
+    l.backpressure += tail - enter - d;
+    l.busy += tail - enter;
+    l.bytes += bytes;
+    l.free = tail;
+    next_tail = tail;
   }
-  bytes_ += bytes;
+}
+
+std::vector<Ring::Arrival> Ring::place(const Pending& p, Cycle now) {
+  const Cycle d = (p.bytes + static_cast<uint64_t>(link_bw_) - 1) / static_cast<uint64_t>(link_bw_);
+  int far_cw = 0, far_ccw = 0;
+  for (int t : p.targets) {
+    if (t == p.src) continue;
+    (clockwise(p.src, t) ? far_cw : far_ccw) =
+        std::max(clockwise(p.src, t) ? far_cw : far_ccw, hops(p.src, t));
+  }
+  std::vector<Cycle> cw_arrive, ccw_arrive;
+  Cycle cw_start = now, ccw_start = now;
+  place_chain(p.src, true, far_cw, p.bytes, now, cw_arrive, cw_start);
+  place_chain(p.src, false, far_ccw, p.bytes, now, ccw_arrive, ccw_start);
+  std::vector<Arrival> out;
+  out.reserve(p.targets.size());
+  for (int t : p.targets) {
+    if (t == p.src) {
+      out.push_back({t, now + d, now});
+      continue;
+    }
+    const bool cw = clockwise(p.src, t);
+    out.push_back({t, (cw ? cw_arrive : ccw_arrive)[static_cast<size_t>(hops(p.src, t) - 1)],
+                   cw ? cw_start : ccw_start});
+  }
+  bytes_ += p.bytes;
   ++transfers_;
-  link_busy_ += d * static_cast<Cycle>(h);
-  return t + static_cast<Cycle>(h) * lat + d;
+  return out;
+}
+
+Cycle Ring::reserve(int src, int dst, uint64_t bytes, Cycle now) {
+  return place(Pending{src, {dst}, bytes, nullptr}, now).front().cycle;
+}
+
+void Ring::request(int src, std::vector<int> targets, uint64_t bytes, Placed placed) {
+  if (!sched_) {
+    placed(place(Pending{src, std::move(targets), bytes, nullptr}, 0));
+    return;
+  }
+  pending_.push_back(Pending{src, std::move(targets), bytes, std::move(placed)});
+  if (arbitration_armed_) return;
+  arbitration_armed_ = true;
+  sched_->at_end_of(sched_->now(), [this] { arbitrate(); });
+}
+
+void Ring::arbitrate() {
+  arbitration_armed_ = false;
+  std::vector<Pending> batch;
+  batch.swap(pending_);
+  std::stable_sort(batch.begin(), batch.end(),
+                   [](const Pending& a, const Pending& b) { return a.src < b.src; });
+  const Cycle now = sched_->now();
+  for (Pending& p : batch) p.placed(place(p, now));
 }
 
 nlohmann::json Ring::stats() const {
-  return {{"bytes", bytes_}, {"transfers", transfers_}, {"link_busy_cycles", link_busy_},
-          {"links", n_ * 2}};
+  nlohmann::json cw = nlohmann::json::array(), ccw = nlohmann::json::array();
+  uint64_t busy = 0;
+  for (int i = 0; i < n_; ++i)
+    for (bool dir : {true, false}) {
+      const Link& l = links_[static_cast<size_t>(link_index(i, dir))];
+      busy += l.busy;
+      (dir ? cw : ccw)
+          .push_back({{"busy_cycles", l.busy},
+                      {"bytes", l.bytes},
+                      {"stall_cycles", l.stall},
+                      {"backpressure_cycles", l.backpressure}});
+    }
+  return {{"bytes", bytes_}, {"transfers", transfers_}, {"link_busy_cycles", busy},
+          {"links", n_ * 2}, {"cw", std::move(cw)},     {"ccw", std::move(ccw)}};
 }
 
 }  // namespace spyre::sim

@@ -20,8 +20,12 @@ TEST(DramPlan, RegionsAreStickAlignedAndDisjoint) {
 
 TEST(DramPlan, ViewsShareTheirBaseStorage) {
   auto j = test::tiny_pointwise_ir(4, 64);
-  j["buffers"].push_back({{"name", "view0"}, {"kind", "view"}, {"dtype", "float16"},
-                          {"size", {64, 4}}, {"stride", {1, 64}}, {"offset", 0},
+  j["buffers"].push_back({{"name", "view0"},
+                          {"kind", "view"},
+                          {"dtype", "float16"},
+                          {"size", {64, 4}},
+                          {"stride", {1, 64}},
+                          {"offset", 0},
                           {"view_of", "buf0"}});
   ir::Graph g = ir::load_ir(j, "g.json");
   DramPlan p = plan_dram(g, arch::load_arch("spyre"));

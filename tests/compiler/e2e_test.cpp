@@ -43,7 +43,8 @@ void write(sim::DeviceMemory& mem, const TensorBinding& b, const Tensor& t) {
 Tensor read(const sim::DeviceMemory& mem, const TensorBinding& b) {
   Tensor t(static_cast<size_t>(numel(b)));
   for (int64_t i = 0; i < numel(b); ++i)
-    t[static_cast<size_t>(i)] = static_cast<float>(isa::load_element(mem.data() + addr_of(b, i), b.dtype));
+    t[static_cast<size_t>(i)] =
+        static_cast<float>(isa::load_element(mem.data() + addr_of(b, i), b.dtype));
   return t;
 }
 
@@ -55,16 +56,22 @@ struct SimRun {
 };
 
 // Inputs: N(0,1) * scale(name) rounded to fp16, seeded.
-SimRun run_golden(const std::string& golden, const std::string& arch,
-        const std::map<std::string, std::pair<float, float>>& mean_scale = {}) {
+SimRun run_ir(const nlohmann::json& ir, const std::string& golden, const std::string& arch_fusion,
+              const std::map<std::string, std::pair<float, float>>& mean_scale = {}) {
+  // "spyre" or "spyre/unfused"
+  const auto slash = arch_fusion.find('/');
+  const std::string arch = arch_fusion.substr(0, slash);
+  CompileOptions opts;
+  opts.fusion = slash == std::string::npos;
   auto cfg = arch::load_arch(arch);
   SimRun r;
-  r.compiled = compile(test::load_golden(golden), cfg, {}, golden + ".json");
+  r.compiled = compile(ir, cfg, opts, golden + ".json");
   sim::DeviceMemory mem(r.compiled.program.dram_bytes, 0);
   std::mt19937 rng(1234);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (const auto& b : r.compiled.inputs) {
-    auto [mean, scale] = mean_scale.count(b.name) ? mean_scale.at(b.name) : std::make_pair(0.0f, 1.0f);
+    auto [mean, scale] =
+        mean_scale.count(b.name) ? mean_scale.at(b.name) : std::make_pair(0.0f, 1.0f);
     Tensor t(static_cast<size_t>(numel(b)));
     for (auto& v : t) v = round_f16(mean + scale * normal(rng));
     write(mem, b, t);
@@ -72,12 +79,17 @@ SimRun run_golden(const std::string& golden, const std::string& arch,
   }
   r.sim = sim::simulate(r.compiled.program, cfg, mem);
   r.out = read(mem, r.compiled.outputs.at(0));
-  std::cout << "[ e2e      ] " << golden << " on " << arch << ": predicted "
+  std::cout << "[ e2e      ] " << golden << " on " << arch_fusion << ": predicted "
             << r.compiled.report["totals"]["predicted_cycles"] << " cycles, simulated "
             << r.sim.cycles << " cycles\n";
   for (const auto& k : r.sim.kernels)
     std::cout << "[ e2e      ]   " << k.name << ": simulated " << k.cycles() << "\n";
   return r;
+}
+
+SimRun run_golden(const std::string& golden, const std::string& arch_fusion,
+                  const std::map<std::string, std::pair<float, float>>& mean_scale = {}) {
+  return run_ir(test::load_golden(golden), golden, arch_fusion, mean_scale);
 }
 
 void expect_close(const Tensor& got, const Tensor& want) {
@@ -90,8 +102,8 @@ void expect_close(const Tensor& got, const Tensor& want) {
     if (!(e <= max_err)) max_err = e, worst = i;  // NaN counts as worst
   }
   const double rms = std::sqrt(ss / static_cast<double>(want.size()));
-  EXPECT_LE(max_err, 1e-2 * rms) << "worst element " << worst << ": got " << got[worst]
-                                 << ", want " << want[worst] << " (rms " << rms << ")";
+  EXPECT_LE(max_err, 1e-2 * rms) << "worst element " << worst << ": got " << got[worst] << ", want "
+                                 << want[worst] << " (rms " << rms << ")";
 }
 
 // C[m,n] = A[m,k] @ B[k,n], fp32 accumulation of fp16 values.
@@ -131,8 +143,12 @@ TEST_P(E2e, EltwiseChainMatchesReference) {
 TEST_P(E2e, MlpBlockMatchesReference) {
   // arg0_1/arg1_1: LayerNorm weight/bias; arg2_1: x; arg3_1/arg4_1: fc1; arg5_1/arg6_1: fc2.
   SimRun r = run_golden("mlp_block", GetParam(),
-              {{"arg0_1", {1.0f, 0.1f}}, {"arg1_1", {0.0f, 0.1f}}, {"arg3_1", {0.0f, 0.0625f}},
-               {"arg4_1", {0.0f, 0.0625f}}, {"arg5_1", {0.0f, 0.03125f}}, {"arg6_1", {0.0f, 0.03125f}}});
+                        {{"arg0_1", {1.0f, 0.1f}},
+                         {"arg1_1", {0.0f, 0.1f}},
+                         {"arg3_1", {0.0f, 0.0625f}},
+                         {"arg4_1", {0.0f, 0.0625f}},
+                         {"arg5_1", {0.0f, 0.03125f}},
+                         {"arg6_1", {0.0f, 0.03125f}}});
   const int64_t M = 64, H = 256, F = 1024;
   const Tensor& x = r.in["arg2_1"];
   Tensor h(static_cast<size_t>(M * H));
@@ -144,8 +160,8 @@ TEST_P(E2e, MlpBlockMatchesReference) {
     var /= H;
     for (int64_t j = 0; j < H; ++j) {
       double v = (x[static_cast<size_t>(i * H + j)] - mean) / std::sqrt(var + 1e-5);
-      h[static_cast<size_t>(i * H + j)] =
-          round_f16(static_cast<float>(v * r.in["arg0_1"][static_cast<size_t>(j)] + r.in["arg1_1"][static_cast<size_t>(j)]));
+      h[static_cast<size_t>(i * H + j)] = round_f16(static_cast<float>(
+          v * r.in["arg0_1"][static_cast<size_t>(j)] + r.in["arg1_1"][static_cast<size_t>(j)]));
     }
   }
   Tensor f = matmul(h, r.in["arg3_1"], M, H, F, true);
@@ -162,8 +178,36 @@ TEST_P(E2e, MlpBlockMatchesReference) {
   expect_close(r.out, want);
 }
 
-INSTANTIATE_TEST_SUITE_P(Arch, E2e, ::testing::Values("tiny", "spyre"),
-                         [](const auto& info) { return std::string(info.param); });
+TEST_P(E2e, SoftmaxThenPointwiseChainMatchesReference) {
+  // Reductions with their consumers (max, sum of exp, normalise) and a pointwise chain after.
+  const int64_t R = 64, C = 256;
+  SimRun r = run_ir(test::softmax_ir(R, C, true), "softmax", GetParam());
+  const Tensor& x = r.in["arg0_1"];
+  Tensor want(x.size());
+  for (int64_t i = 0; i < R; ++i) {
+    float m = -INFINITY, sum = 0;
+    for (int64_t j = 0; j < C; ++j) m = std::max(m, x[static_cast<size_t>(i * C + j)]);
+    for (int64_t j = 0; j < C; ++j) sum += std::exp(x[static_cast<size_t>(i * C + j)] - m);
+    for (int64_t j = 0; j < C; ++j) {
+      const auto e = static_cast<size_t>(i * C + j);
+      const float y = round_f16(std::exp(x[e] - m) / sum);
+      want[e] = round_f16(std::max(y, 0.0f) * 2.0f + x[e]);
+    }
+  }
+  expect_close(r.out, want);
+  if (std::string(GetParam()).find('/') == std::string::npos) {
+    EXPECT_EQ(r.compiled.report["kernels"].size(), 1u) << r.compiled.report["fusion"].dump(1);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Arch, E2e,
+                         ::testing::Values("tiny", "spyre", "tiny/unfused", "spyre/unfused"),
+                         [](const auto& info) {
+                           std::string s = info.param;
+                           if (s.find('/') != std::string::npos)
+                             s = s.substr(0, s.find('/')) + "_unfused";
+                           return s;
+                         });
 
 }  // namespace
 }  // namespace spyre::compiler

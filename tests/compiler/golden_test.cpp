@@ -14,6 +14,7 @@ namespace {
 struct Case {
   const char* ir;
   const char* arch;
+  bool fusion = true;
 };
 
 class Golden : public ::testing::TestWithParam<Case> {};
@@ -22,10 +23,20 @@ TEST_P(Golden, CompilesToAValidProgramWithinLx) {
   const Case c = GetParam();
   auto cfg = arch::load_arch(c.arch);
   auto ir = test::load_golden(c.ir);
-  CompileResult r = compile(ir, cfg, {}, std::string(c.ir) + ".json");
+  CompileOptions opts;
+  opts.fusion = c.fusion;
+  CompileResult r = compile(ir, cfg, opts, std::string(c.ir) + ".json");
+  // One kernel per node unfused; fused, one per group, each naming its group.
+  const size_t kernels = r.report["kernels"].size();
+  if (!c.fusion) {
+    EXPECT_EQ(kernels, ir["nodes"].size());
+  }
+  size_t nodes_covered = 0;
+  for (const auto& k : r.report["kernels"]) nodes_covered += k["nodes"].size();
+  EXPECT_EQ(nodes_covered, ir["nodes"].size());
   EXPECT_NO_THROW(isa::validate(r.program));
   EXPECT_EQ(r.program.num_cores, static_cast<uint32_t>(cfg.cores));
-  EXPECT_EQ(r.program.kernels.size(), ir["nodes"].size());
+  EXPECT_EQ(r.program.kernels.size(), kernels);
   EXPECT_EQ(r.inputs.size(), ir["inputs"].size());
   EXPECT_EQ(r.outputs.size(), ir["outputs"].size());
   for (const auto& core : r.program.cores) {
@@ -46,10 +57,10 @@ TEST_P(Golden, CompilesToAValidProgramWithinLx) {
         EXPECT_LE(in.get("lx") + in.get("bytes"), cfg.lx_size_bytes);
       }
     }
-    EXPECT_EQ(barriers, static_cast<int>(ir["nodes"].size()));
+    EXPECT_EQ(barriers, static_cast<int>(kernels));
   }
   const auto& rep = r.report;
-  ASSERT_EQ(rep["kernels"].size(), ir["nodes"].size());
+  ASSERT_EQ(rep["kernels"].size(), kernels);
   for (const auto& k : rep["kernels"]) {
     EXPECT_LE(k["lx"]["peak_bytes"].get<int64_t>(), cfg.lx_usable_bytes()) << k["name"];
     EXPECT_GT(k["predicted"]["cycles"].get<int64_t>(), 0) << k["name"];
@@ -65,14 +76,19 @@ INSTANTIATE_TEST_SUITE_P(All, Golden,
                          ::testing::Values(Case{"matmul", "tiny"}, Case{"matmul", "spyre"},
                                            Case{"eltwise_chain", "tiny"},
                                            Case{"eltwise_chain", "spyre"},
-                                           Case{"mlp_block", "tiny"}, Case{"mlp_block", "spyre"}),
+                                           Case{"mlp_block", "tiny"}, Case{"mlp_block", "spyre"},
+                                           Case{"mlp_block", "tiny", false},
+                                           Case{"mlp_block", "spyre", false}),
                          [](const auto& info) {
-                           return std::string(info.param.ir) + "_" + info.param.arch;
+                           return std::string(info.param.ir) + "_" + info.param.arch +
+                                  (info.param.fusion ? "" : "_unfused");
                          });
 
 TEST(Compile, MatmulUsesTransposedWeightsWithoutElementStridedDma) {
   auto cfg = arch::load_arch("spyre");
-  CompileResult r = compile(test::load_golden("mlp_block"), cfg, {}, "mlp_block.json");
+  CompileOptions unfused;
+  unfused.fusion = false;
+  CompileResult r = compile(test::load_golden("mlp_block"), cfg, unfused, "mlp_block.json");
   const auto& k = r.report["kernels"][3];
   EXPECT_EQ(k["name"], "op4_addmm");
   EXPECT_EQ(k["tiles"]["trans_b"], true);
@@ -127,7 +143,8 @@ TEST(Compile, ReductionRowTooLongForLxIsAWorkingSetError) {
     compile(ir, arch::load_arch("tiny"), {}, "big.json");
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("working set does not fit LX"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("working set does not fit LX"), std::string::npos)
+        << e.what();
     EXPECT_NE(std::string(e.what()).find("node op0"), std::string::npos) << e.what();
   }
 }

@@ -49,7 +49,8 @@ TEST(IrLoad, MissingFieldIsNamed) {
 TEST(IrLoad, UnknownBufferInBodyNamesTheOp) {
   auto j = test::tiny_pointwise_ir();
   j["nodes"][0]["body"][0]["buffer"] = "nope";
-  EXPECT_NE(load_error(j).find("graph.json: node op0: body op v0: field 'buffer'"), std::string::npos)
+  EXPECT_NE(load_error(j).find("graph.json: node op0: body op v0: field 'buffer'"),
+            std::string::npos)
       << load_error(j);
 }
 

@@ -20,8 +20,8 @@ std::vector<Opcode> ops_of(const std::vector<isa::Instr>& v) {
 TEST(CoreStream, LoadThenMatmulIsOrderedByOneTokenPair) {
   CoreStream s;
   Emitter em(s, 0);
-  em.load(0, 0, DmaShape{256});                                             // A
-  em.load(256, 256, DmaShape{256});                                         // B
+  em.load(0, 0, DmaShape{256});      // A
+  em.load(256, 256, DmaShape{256});  // B
   em.mm(0, 0, 256, 1024, 8, 64, 16, 16, 64, 64, isa::DType::F16, false, false);
   s.halt(0);
   const auto& v = s.instrs();
@@ -68,10 +68,11 @@ TEST(CoreStream, BarrierForgetsHazards) {
   em.load(0, 0, DmaShape{128});
   s.barrier(0);
   Emitter em1(s, 1);
-  em1.un(0, sfp_fn("relu"), Tile{0, 64, 1, isa::DType::F16}, Tile{0, 64, 1, isa::DType::F16}, 1, 64);
+  em1.un(0, sfp_fn("relu"), Tile{0, 64, 1, isa::DType::F16}, Tile{0, 64, 1, isa::DType::F16}, 1,
+         64);
   s.halt(1);
-  EXPECT_EQ(ops_of(s.instrs()),
-            (std::vector<Opcode>{Opcode::DmaLoad, Opcode::Barrier, Opcode::SfpUnary, Opcode::Halt}));
+  EXPECT_EQ(ops_of(s.instrs()), (std::vector<Opcode>{Opcode::DmaLoad, Opcode::Barrier,
+                                                     Opcode::SfpUnary, Opcode::Halt}));
 }
 
 }  // namespace

@@ -21,7 +21,8 @@ TEST(TileProgram, EltwiseChainBroadcastsTheVectorOverRows) {
   // y[x1] varies along the columns only: loaded once per core, not per tile.
   int hoisted_loads = 0, tiled_loads = 0;
   for (const auto& op : p.ops)
-    if (op.kind == TOp::Load) (p.vals[static_cast<size_t>(op.dst)].tiled ? tiled_loads : hoisted_loads)++;
+    if (op.kind == TOp::Load)
+      (p.vals[static_cast<size_t>(op.dst)].tiled ? tiled_loads : hoisted_loads)++;
   EXPECT_EQ(hoisted_loads, 1);
   EXPECT_EQ(tiled_loads, 1);  // x is loaded once although the body loads it twice
 }
@@ -48,8 +49,9 @@ TEST(TileProgram, WelfordMeanKeepsOnlyWhatIsStored) {
 
 TEST(TileProgram, MaskedLoadIsUnsupportedAndNamesTheOp) {
   auto j = test::tiny_pointwise_ir();
-  j["nodes"][0]["body"][1] = {{"id", "v1"}, {"op", "masked"}, {"args", {"v0"}},
-                              {"dtype", "float16"}, {"value", 0.0}, {"body", nlohmann::json::array()}};
+  j["nodes"][0]["body"][1] = {{"id", "v1"},     {"op", "masked"},
+                              {"args", {"v0"}}, {"dtype", "float16"},
+                              {"value", 0.0},   {"body", nlohmann::json::array()}};
   try {
     build(j, 0);
     FAIL() << "expected an error";
@@ -66,7 +68,8 @@ TEST(TileProgram, NonAffineIndexIsUnsupported) {
     build(j, 0);
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("'x0*x1' of buffer arg0_1 is not affine"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("'x0*x1' of buffer arg0_1 is not affine"),
+              std::string::npos)
         << e.what();
   }
 }

@@ -25,16 +25,24 @@ Program every_opcode_program() {
     in.kernel = static_cast<uint16_t>(i % 2);
     for (size_t k = 0; k < info.operands.size(); ++k) {
       const auto& name = info.operands[k].name;
-      if (info.operands[k].is_float) in.a[k] = float_operand(-1.25e-3);
-      else if (name == "cl" || name == "flags" || name == "acc") in.a[k] = 1;
-      else if (name == "dt" || name == "sdt" || name == "ddt") in.a[k] = static_cast<int64_t>(DType::F32);
-      else if (name == "fn") in.a[k] = static_cast<int64_t>(in.op == Opcode::SfpReduce ? SfpFn::Sum
-                                                              : in.op == Opcode::SfpUnary ? SfpFn::Erf
-                                                                                          : SfpFn::Mul);
-      else if (name == "q") in.a[k] = static_cast<int64_t>(Queue::Sfp1);
-      else if (name == "core" || name == "dst_core") in.a[k] = 1;
-      else if (name == "tok") in.a[k] = 3;
-      else in.a[k] = 100 + static_cast<int64_t>(k);
+      if (info.operands[k].is_float)
+        in.a[k] = float_operand(-1.25e-3);
+      else if (name == "cl" || name == "flags" || name == "acc")
+        in.a[k] = 1;
+      else if (name == "dt" || name == "sdt" || name == "ddt")
+        in.a[k] = static_cast<int64_t>(DType::F32);
+      else if (name == "fn")
+        in.a[k] = static_cast<int64_t>(in.op == Opcode::SfpReduce  ? SfpFn::Sum
+                                       : in.op == Opcode::SfpUnary ? SfpFn::Erf
+                                                                   : SfpFn::Mul);
+      else if (name == "q")
+        in.a[k] = static_cast<int64_t>(Queue::Sfp1);
+      else if (name == "core" || name == "dst_core")
+        in.a[k] = 1;
+      else if (name == "tok")
+        in.a[k] = 3;
+      else
+        in.a[k] = 100 + static_cast<int64_t>(k);
     }
     p.cores[static_cast<size_t>(i % 2)].push_back(in);
   }
@@ -46,9 +54,9 @@ Program every_opcode_program() {
 }  // namespace
 
 TEST(Isa, TableHasEveryInstructionTheFirstSliceNeeds) {
-  for (const char* m : {"dma.load", "dma.store", "pt.mm", "sfp.un", "sfp.bin", "sfp.red",
-                        "sfp.cvt", "sfp.sel", "sfp.fill", "ring.send", "sync.sig", "sync.wait",
-                        "barrier", "halt"})
+  for (const char* m :
+       {"dma.load", "dma.store", "pt.mm", "sfp.un", "sfp.bin", "sfp.red", "sfp.cvt", "sfp.sel",
+        "sfp.fill", "ring.send", "sync.sig", "sync.wait", "barrier", "halt"})
     EXPECT_NE(find_op(m), nullptr) << m;
 }
 
@@ -126,7 +134,13 @@ TEST(Isa, CorruptBinariesAreRejectedWithPosition) {
   // The first instruction of core 0 follows the header; find it by encoding an empty-core
   // program with the same header and corrupt the opcode there.
   Program p = every_opcode_program();
-  auto header_len = encode([&] { Program q = p; q.cores.assign(2, {}); return q; }()).size() - 8 - 16;
+  auto header_len = encode([&] {
+                      Program q = p;
+                      q.cores.assign(2, {});
+                      return q;
+                    }())
+                        .size() -
+                    8 - 16;
   auto bad_op = good;
   bad_op[header_len + 8] = 0xff;
   bad_op[header_len + 9] = 0x7f;

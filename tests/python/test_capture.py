@@ -164,3 +164,70 @@ def test_training_forward_and_lazy_backward_both_run_through_the_runner():
     assert len(seen) == 2  # forward, then backward compiled lazily
     assert any(n["kind"] == "extern" for n in seen[1]["nodes"])
     torch.testing.assert_close(got, x.grad, atol=1e-4, rtol=1e-4)
+
+
+# ---------------------------------------------------------------- JSON Schema, graph breaks
+
+SCHEMA_FILE = REPO / "compiler" / "frontend" / "schema" / "ir-v1.schema.json"
+
+
+def _validator():
+    import json
+
+    import jsonschema
+
+    schema = json.loads(SCHEMA_FILE.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def test_every_golden_validates_against_the_json_schema():
+    import json
+
+    validator = _validator()
+    goldens = sorted(GOLDEN_DIR.rglob("*.json"))
+    assert len(goldens) > 100
+    failures = []
+    for path in goldens:
+        for err in validator.iter_errors(json.loads(path.read_text())):
+            failures.append(f"{path.relative_to(REPO)}: {err.json_path}: {err.message[:160]}")
+    assert not failures, "\n".join(failures[:20])
+
+
+def test_json_schema_names_the_node_and_field_of_a_broken_ir(captures):
+    import copy
+
+    validator = _validator()
+    ir = copy.deepcopy(captures["mlp_block"][0])
+    ext = next(i for i, n in enumerate(ir["nodes"]) if n["kind"] == "extern")
+    del ir["nodes"][ext]["kernel"]
+    ir["nodes"][0]["body"][0]["index"]["affine"] = {"offset": "0"}
+    paths = sorted(err.json_path for err in validator.iter_errors(ir))
+    assert paths == ["$.nodes[0].body[0].index.affine", f"$.nodes[{ext}]"]
+    messages = [err.message for err in validator.iter_errors(ir)]
+    assert any("'kernel' is a required property" in m for m in messages)
+
+
+def test_graph_breaks_give_one_capture_per_subgraph_and_are_reported():
+    def fn(x):
+        y = torch.softmax(x, -1)
+        torch._dynamo.graph_break()
+        z = y.exp()
+        torch._dynamo.graph_break()
+        return z + 1
+
+    irs = capture(fn, (torch.randn(8, 16),))
+    assert [ir["graph"] for ir in irs] == ["graph_0", "graph_1", "graph_2"]
+    assert len(irs.graph_breaks) == 1 and "graph_break" in irs.graph_breaks[0]
+    assert irs.summary().startswith("captured 3 graph(s)")
+
+
+def test_unsupported_op_names_the_aten_op_and_the_user_source_line():
+    def fn(x):
+        return torch.median(x, 1).values * 2  # no Inductor lowering: a fallback
+
+    (ir,) = capture(fn, (torch.randn(4, 8),), source_root=str(REPO))
+    (fallback,) = [n for n in ir["nodes"] if n["kind"] == "fallback" and n["kernel"] != "MultiOutput"]
+    assert fallback["op_overload"] == "aten.median.dim"
+    assert fallback["source"] == f"tests/python/test_capture.py:{fn.__code__.co_firstlineno + 1}"
+    assert fallback["call"] == {"args": [{"input": 0}, 1, False], "kwargs": {}}

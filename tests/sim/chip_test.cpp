@@ -59,8 +59,8 @@ TEST(Chip, ProducerSignalsConsumerWithCorrectDataAndTiming) {
     ASSERT_EQ(isa::load_element(dram.data() + 2 * i, isa::DType::F16), 3.5);
     ASSERT_EQ(isa::load_element(dram.data() + 128 + 2 * i, isa::DType::F16), -3.5);
   }
-  EXPECT_EQ(wait(r, 0, "dma_out"), 10u - 3u);   // queued at 3, token at 10
-  EXPECT_EQ(wait(r, 1, "dma_in"), 180u - 1u);   // queued at 1, token at 180
+  EXPECT_EQ(wait(r, 0, "dma_out"), 10u - 3u);  // queued at 3, token at 10
+  EXPECT_EQ(wait(r, 1, "dma_in"), 180u - 1u);  // queued at 1, token at 180
   EXPECT_EQ(busy(r, 1, "dma_in"), 348u - 180u);
   ASSERT_EQ(r.kernels.size(), 2u);
   EXPECT_EQ(r.kernels[0].name, "produce");
@@ -138,7 +138,9 @@ TEST(Chip, BarrierThatAHaltedCoreNeverReachesIsADeadlock) {
     FAIL() << "expected a deadlock";
   } catch (const Error& e) {
     std::string msg = e.what();
-    EXPECT_NE(msg.find("core 0: next instruction #0 barrier waits at the barrier"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("core 0: next instruction #0 barrier waits at the barrier"),
+              std::string::npos)
+        << msg;
     EXPECT_NE(msg.find("1 of 2 cores arrived"), std::string::npos) << msg;
   }
 }
@@ -170,7 +172,8 @@ TEST(Chip, OutOfRangeDramAccessNamesTheInstruction) {
     FAIL() << "expected a DRAM range error";
   } catch (const Error& e) {
     std::string msg = e.what();
-    EXPECT_NE(msg.find("core 0 instruction #0 (dma.load): DRAM access [4000, 4128)"), std::string::npos)
+    EXPECT_NE(msg.find("core 0 instruction #0 (dma.load): DRAM access [4000, 4128)"),
+              std::string::npos)
         << msg;
   }
 }
@@ -242,7 +245,8 @@ class RecordingSink : public traces::TraceSink {
   }
   void counter(std::string_view, std::string_view, uint64_t, double) override {}
   void finish() override {}
-  const Span* find(const std::string& group, const std::string& track, const std::string& name) const {
+  const Span* find(const std::string& group, const std::string& track,
+                   const std::string& name) const {
     for (const auto& s : spans)
       if (s.group == group && s.track == track && s.name == name) return &s;
     return nullptr;

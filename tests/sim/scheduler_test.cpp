@@ -29,7 +29,10 @@ TEST(KernelShell, RunsTheQueueOnSystemCAndCanBeEnteredAgain) {
     EventQueue q;
     std::string log;
     q.at(0, [&] { log += "0"; });
-    q.at(1000, [&] { log += "1"; q.at(1500, [&] { log += "2"; }); });
+    q.at(1000, [&] {
+      log += "1";
+      q.at(1500, [&] { log += "2"; });
+    });
     EXPECT_EQ(run_on_kernel(q, 667, 0), KernelStop::Drained);
     EXPECT_EQ(log, "012");
     EXPECT_EQ(q.now(), 1500u);  // cycles count from each run's own start

@@ -11,9 +11,12 @@ namespace spyre::sim::test {
 // The built-in "spyre" parameters (issue 1, PT 8x64, SFP 64/32 lanes + 8, DMA setup 16,
 // 256/128 B/cycle, bursts 4096 B, words 128 B, DRAM 150 GB/s at 1.5 GHz = 100 B/cycle and
 // 100 ns = 150 cycles, ring 128 B/cycle and 2 cycles per hop, barrier 32) with `cores` cores.
+// The exact-cycle tests of this folder were written for the "fifo" DRAM model, so they select
+// it explicitly (lpddr5 has its own tests in dram_test.cpp).
 inline arch::ArchConfig config(int cores = 4) {
   arch::ArchConfig cfg;
   cfg.cores = cores;
+  cfg.dram_impl = "fifo";
   return cfg;
 }
 

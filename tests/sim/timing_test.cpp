@@ -199,7 +199,8 @@ TEST(Sequencer, StallsWhenTheQueueIsFull) {
   halt)");
   auto r = run(p, cfg);
   EXPECT_EQ(r.cycles, 1u + 3u * 9u);
-  EXPECT_EQ(r.stats["chip"]["cores"][0]["sequencer"]["full_stall_cycles"].get<uint64_t>(), 10u - 3u);
+  EXPECT_EQ(r.stats["chip"]["cores"][0]["sequencer"]["full_stall_cycles"].get<uint64_t>(),
+            10u - 3u);
 }
 
 }  // namespace

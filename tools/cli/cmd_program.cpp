@@ -15,7 +15,8 @@ int asm_command(const std::string& in, const std::string& out) {
   auto p = isa::assemble(read_file_text(in), in);
   auto b = isa::encode(p);
   write_file_atomic(out, b.data(), b.size());
-  std::cout << out << ": " << p.num_instructions() << " instructions on " << p.num_cores << " cores\n";
+  std::cout << out << ": " << p.num_instructions() << " instructions on " << p.num_cores
+            << " cores\n";
   return 0;
 }
 

@@ -37,11 +37,13 @@ runner::Executable load_target(const RunArgs& a, const runner::Settings& s) {
 int run_command(const RunArgs& a) {
   if (!std::filesystem::exists(a.target)) throw Error(a.target, "no such file");
   std::string stem = std::filesystem::path(a.target).stem().string();
-  std::string out = a.out.empty() ? (std::filesystem::path("spyre-sim-out") / stem).string() : a.out;
+  std::string out =
+      a.out.empty() ? (std::filesystem::path("spyre-sim-out") / stem).string() : a.out;
   std::error_code ec;
   std::filesystem::create_directories(out, ec);
   if (ec) throw Error(out, "cannot create output folder: " + ec.message());
-  std::string trace = a.trace.empty() ? (std::filesystem::path(out) / "trace.json").string() : a.trace;
+  std::string trace =
+      a.trace.empty() ? (std::filesystem::path(out) / "trace.json").string() : a.trace;
 
   nlohmann::json summary, report;
   runner::Settings settings{a.arch, a.sets};

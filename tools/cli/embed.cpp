@@ -31,7 +31,8 @@ void start_interpreter() {
   std::string venv = env ? env : SPYRE_VENV_DIR;
   std::string python = venv + "/bin/python";
   if (!std::filesystem::exists(python))
-    throw Error(venv, "the Python environment is missing; run `make build` (or set SPYRE_SIM_VENV)");
+    throw Error(venv,
+                "the Python environment is missing; run `make build` (or set SPYRE_SIM_VENV)");
   PyConfig config;
   PyConfig_InitPythonConfig(&config);
   config.install_signal_handlers = 0;
@@ -40,7 +41,8 @@ void start_interpreter() {
   interp = new py::scoped_interpreter(&config);  // deliberately never deleted
   auto sys = py::module_::import("sys");
   auto vi = sys.attr("version_info");
-  if (vi.attr("major").cast<int>() != PY_MAJOR_VERSION || vi.attr("minor").cast<int>() != PY_MINOR_VERSION)
+  if (vi.attr("major").cast<int>() != PY_MAJOR_VERSION ||
+      vi.attr("minor").cast<int>() != PY_MINOR_VERSION)
     throw Error(venv, "Python version differs from the one spyre-sim was built with");
 }
 
@@ -61,7 +63,8 @@ ModelRun run_model_file(const RunArgs& a, const std::string& trace, const std::s
     std::string msg = py::str(e.value());
     bool ours = type == "SpyreError" || type == "CaptureError" || type == "UnsupportedTorch" ||
                 type == "ModelFileError";
-    throw Error(ours ? "" : a.target, ours ? msg : type + ": " + msg + " (rerun with --debug for the traceback)");
+    throw Error(ours ? "" : a.target,
+                ours ? msg : type + ": " + msg + " (rerun with --debug for the traceback)");
   }
 }
 

@@ -27,17 +27,21 @@ int main(int argc, char** argv) { finish(dispatch(argc, argv)); }
 namespace {
 int dispatch(int argc, char** argv) {
   using namespace spyre::cli;
-  CLI::App app{"spyre-sim: a cycle-level Spyre-class accelerator simulator with an Inductor compiler"};
+  CLI::App app{
+      "spyre-sim: a cycle-level Spyre-class accelerator simulator with an Inductor compiler"};
   app.require_subcommand(1);
   bool debug = false;
   app.add_flag("--debug", debug, "show internal tracebacks on errors");
 
   RunArgs run;
-  auto* r = app.add_subcommand("run", "compile and simulate a model file (.py), an IR (.json) or a program (.s/.bin)");
+  auto* r = app.add_subcommand(
+      "run", "compile and simulate a model file (.py), an IR (.json) or a program (.s/.bin)");
   r->add_option("target", run.target, "model .py, IR .json, or program .s/.bin")->required();
   r->add_option("--arch", run.arch, "architecture preset name or YAML file");
-  r->add_option("--set", run.sets, "override a parameter: key=value (repeatable; compiler.* keys go to the compiler)");
-  r->add_option("--trace", run.trace, "trace file (Chrome trace-event JSON); default <out>/trace.json");
+  r->add_option("--set", run.sets,
+                "override a parameter: key=value (repeatable; compiler.* keys go to the compiler)");
+  r->add_option("--trace", run.trace,
+                "trace file (Chrome trace-event JSON); default <out>/trace.json");
   r->add_option("--out", run.out, "output folder; default spyre-sim-out/<target name>");
   r->add_flag("--json", run.json, "print one JSON object instead of the summary");
   r->add_flag("--timing-only", run.timing_only, "skip the arithmetic (same timing)");

@@ -60,11 +60,12 @@ void bind_core(py::module_& m) {
             }
             return runner::Executable::from_ir(ir, settings(arch, sets), file);
           },
-          py::arg("ir_json"), py::arg("arch") = "spyre", py::arg("sets") = std::vector<std::string>{},
-          py::arg("file") = "<ir>")
+          py::arg("ir_json"), py::arg("arch") = "spyre",
+          py::arg("sets") = std::vector<std::string>{}, py::arg("file") = "<ir>")
       .def_static(
           "from_program_file",
-          [](const std::string& path, const std::string& arch, const std::vector<std::string>& sets) {
+          [](const std::string& path, const std::string& arch,
+             const std::vector<std::string>& sets) {
             return runner::Executable::from_program(isa::load_program(path), settings(arch, sets));
           },
           py::arg("path"), py::arg("arch") = "spyre", py::arg("sets") = std::vector<std::string>{})
@@ -90,30 +91,38 @@ void bind_core(py::module_& m) {
             return d;
           },
           py::arg("inputs"), py::arg("trace") = "", py::arg("timing_only") = false)
-      .def_property_readonly("inputs", [](const runner::Executable& e) { return bindings_list(e.inputs()); })
-      .def_property_readonly("outputs", [](const runner::Executable& e) { return bindings_list(e.outputs()); })
-      .def_property_readonly("report", [](const runner::Executable& e) { return e.report().dump(); })
-      .def_property_readonly("assembly", [](const runner::Executable& e) { return isa::disassemble(e.program()); })
-      .def_property_readonly("arch_yaml", [](const runner::Executable& e) { return e.config().to_yaml(); });
+      .def_property_readonly("inputs",
+                             [](const runner::Executable& e) { return bindings_list(e.inputs()); })
+      .def_property_readonly("outputs",
+                             [](const runner::Executable& e) { return bindings_list(e.outputs()); })
+      .def_property_readonly("report",
+                             [](const runner::Executable& e) { return e.report().dump(); })
+      .def_property_readonly(
+          "assembly", [](const runner::Executable& e) { return isa::disassemble(e.program()); })
+      .def_property_readonly("arch_yaml",
+                             [](const runner::Executable& e) { return e.config().to_yaml(); });
 
-  m.def("format_summary", [](const std::string& s) {
-    return runner::format_summary(nlohmann::json::parse(s));
-  });
+  m.def("format_summary",
+        [](const std::string& s) { return runner::format_summary(nlohmann::json::parse(s)); });
   m.def("merge_summaries", [](const std::vector<std::string>& parts) {
     std::vector<nlohmann::json> js;
     for (const auto& p : parts) js.push_back(nlohmann::json::parse(p));
     return runner::merge_summaries(js).dump();
   });
-  m.def("write_output_folder", [](const std::string& dir, const std::string& summary,
-                                  const std::string& report, const std::string& arch,
-                                  const std::vector<std::string>& sets) {
-    runner::write_output_folder(dir, nlohmann::json::parse(summary),
-                                report.empty() ? nlohmann::json(nullptr) : nlohmann::json::parse(report),
-                                settings(arch, sets).config());
-  });
-  m.def("arch_yaml", [](const std::string& arch, const std::vector<std::string>& sets) {
-    return settings(arch, sets).config().to_yaml();
-  }, py::arg("arch") = "spyre", py::arg("sets") = std::vector<std::string>{});
+  m.def("write_output_folder",
+        [](const std::string& dir, const std::string& summary, const std::string& report,
+           const std::string& arch, const std::vector<std::string>& sets) {
+          runner::write_output_folder(
+              dir, nlohmann::json::parse(summary),
+              report.empty() ? nlohmann::json(nullptr) : nlohmann::json::parse(report),
+              settings(arch, sets).config());
+        });
+  m.def(
+      "arch_yaml",
+      [](const std::string& arch, const std::vector<std::string>& sets) {
+        return settings(arch, sets).config().to_yaml();
+      },
+      py::arg("arch") = "spyre", py::arg("sets") = std::vector<std::string>{});
 }
 
 }  // namespace spyre::python

@@ -30,7 +30,8 @@ ChromeTraceWriter::ChromeTraceWriter(std::string path, double clock_ghz)
     : path_(std::move(path)), clock_ghz_(clock_ghz) {
   tmp_ = path_ + ".tmp." + std::to_string(::getpid());
   f_ = std::fopen(tmp_.c_str(), "w");
-  if (!f_) throw Error(path_, std::string("cannot open trace for writing: ") + std::strerror(errno));
+  if (!f_)
+    throw Error(path_, std::string("cannot open trace for writing: ") + std::strerror(errno));
   std::fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f_);
 }
 
@@ -54,8 +55,10 @@ int ChromeTraceWriter::pid_of(std::string_view group) {
   event_prefix();
   std::fprintf(f_, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":", pid);
   write_json_string(f_, group);
-  std::fprintf(f_, "}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,"
-                   "\"args\":{\"sort_index\":%d}}", pid, pid);
+  std::fprintf(f_,
+               "}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,"
+               "\"args\":{\"sort_index\":%d}}",
+               pid, pid);
   return pid;
 }
 
@@ -71,11 +74,14 @@ int ChromeTraceWriter::track(std::string_view group, std::string_view track) {
   tracks_.emplace(key, id);
   track_ids_[id] = {pid, tid};
   event_prefix();
-  std::fprintf(f_, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":",
-               pid, tid);
+  std::fprintf(
+      f_, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":", pid,
+      tid);
   write_json_string(f_, track);
-  std::fprintf(f_, "}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%d,\"tid\":%d,"
-                   "\"args\":{\"sort_index\":%d}}", pid, tid, tid);
+  std::fprintf(f_,
+               "}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%d,\"tid\":%d,"
+               "\"args\":{\"sort_index\":%d}}",
+               pid, tid, tid);
   return id;
 }
 

@@ -5,6 +5,6 @@ Importing this package checks the torch version (2.13.x) and raises UnsupportedT
 
 from .errors import CaptureError, UnsupportedTorch
 from .adapter import check_torch_version  # noqa: E402  (raises UnsupportedTorch on import)
-from .capture import capture, compile_graph, to_json
+from .capture import Capture, capture, compile_graph, to_json
 
-__all__ = ["CaptureError", "UnsupportedTorch", "capture", "check_torch_version", "compile_graph", "to_json"]
+__all__ = ["Capture", "CaptureError", "UnsupportedTorch", "capture", "check_torch_version", "compile_graph", "to_json"]

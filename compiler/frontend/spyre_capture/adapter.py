@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -41,6 +42,8 @@ from torch._inductor.codegen import common as codegen_common  # noqa: E402
 from torch._inductor.codegen.cpp import CppScheduling  # noqa: E402
 from torch._inductor.codegen.wrapper import PythonWrapperCodegen  # noqa: E402
 from torch._inductor.compile_fx import compile_fx, compile_fx_inner  # noqa: E402
+from torch._decomp import decompositions as aten_decompositions  # noqa: E402
+from torch._inductor.decomposition import select_decomp_table  # noqa: E402
 from torch._inductor.dtype_propagation import DtypePropagationOpsHandler  # noqa: E402
 from torch._inductor.ops_handler import DefaultHandler  # noqa: E402
 from torch._inductor.virtualized import V  # noqa: E402
@@ -69,6 +72,40 @@ CONFIG_PATCH: dict[str, Any] = {
     # so layer_norm's IR does not change shape with the hidden size.
     "cpp.use_two_step_variance_threshold": 0,
 }
+
+
+def capture_decompositions() -> dict[Any, Callable[..., Any]]:
+    """Inductor's decomposition table plus what the device needs decomposed that CPU keeps whole.
+
+    CPU Inductor keeps SDPA as one opaque `_scaled_dot_product_flash_attention_for_cpu` fallback;
+    torch's own decomposition of it (excluded by Inductor) gives bmm, softmax and masking, which
+    the spyre compiler can map. Returned fresh each call: the table is Inductor's global dict.
+    """
+    aten = torch.ops.aten
+    return {
+        **select_decomp_table(),
+        aten._scaled_dot_product_flash_attention_for_cpu.default:
+            aten_decompositions.scaled_dot_product_flash_attention_for_cpu,
+        aten.cumsum.default: _cumsum_as_masked_sum,
+    }
+
+
+def _cumsum_as_masked_sum(x: torch.Tensor, dim: int, dtype: torch.dtype | None = None) -> torch.Tensor:
+    """cumsum(x, dim)[i] = sum_j x[j] * (j <= i): one reduction with an index_expr mask.
+
+    CPU Inductor has no scan lowering and falls back to ATen (a host op in torch-spyre); as a
+    reduction it runs on the device. O(n^2) work along `dim`, fine for sequence-length dims
+    (the models' attention-mask and position-id cumsums)."""
+    if dtype is None:
+        dtype = x.dtype if x.is_floating_point() or x.is_complex() else torch.int64
+    if x.dim() == 0:
+        return x.to(dtype)
+    xt = x.to(dtype).movedim(dim, -1)
+    n = xt.shape[-1]
+    idx = torch.arange(n, device=x.device)
+    keep = idx.unsqueeze(0) <= idx.unsqueeze(1)  # [i, j]: j <= i
+    terms = torch.where(keep, xt.unsqueeze(-2), torch.zeros((), dtype=dtype, device=x.device))
+    return terms.sum(-1, dtype=dtype).movedim(-1, dim)
 
 
 class CaptureScheduling(inductor_scheduler.BaseScheduling):
@@ -190,7 +227,19 @@ def compile_with_capture(
         return BoxedRunner(on_graph(ir_dict, eager_gm))
 
     with capture_context():
-        return compile_fx(gm, list(example_inputs), inner_compile=inner_compile)
+        return compile_fx(gm, list(example_inputs), inner_compile=inner_compile,
+                          decompositions=capture_decompositions())
+
+
+def clear_graph_breaks() -> None:
+    """Forget recorded graph breaks (Dynamo's counters survive `torch._dynamo.reset()`)."""
+    torch._dynamo.utils.counters["graph_break"].clear()
+
+
+def graph_break_reasons() -> list[str]:
+    """Dynamo's graph-break reasons recorded since `clear_graph_breaks()`, sorted."""
+    counter = torch._dynamo.utils.counters["graph_break"]
+    return sorted(str(reason) for reason in counter)
 
 
 def current_compile_id() -> tuple[int, int] | None:
@@ -383,22 +432,37 @@ def _graph_position(fx_node: Any, cache: dict) -> int:
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+_TORCH_PARENT = os.path.dirname(os.path.dirname(torch.__file__)) + os.sep
 
 
 def _source_line(origins: Sequence[Any], source_root: str) -> str | None:
     """The innermost frame outside torch of the origin latest in graph order (the op that
-    produces the node's value) that has a stack trace."""
+    produces the node's value) that has a stack trace; when every frame is inside torch (a
+    torch.nn module called directly), the innermost one, as `torch/...`."""
     cache: dict = {}
     for o in sorted(origins, key=lambda n: _graph_position(n, cache), reverse=True):
         trace = o.meta.get("stack_trace")
         if not trace:
             continue
-        frames = [(f, int(line)) for f, line in _FRAME.findall(trace) if not f.startswith(_TORCH_DIR)]
-        if frames:
-            path, line = frames[-1]
-            rel = os.path.relpath(path, source_root)
-            return f"{path if rel.startswith('..') else rel}:{line}"
+        frames = [(f, int(line)) for f, line in _FRAME.findall(trace)]
+        user = [fl for fl in frames if not fl[0].startswith(_TORCH_DIR)]
+        if user or frames:
+            path, line = (user or frames)[-1]
+            return f"{_portable_path(path, source_root)}:{line}"
     return None
+
+
+def _portable_path(path: str, source_root: str) -> str:
+    """`path` relative to the installed-packages folder holding it (`torch/nn/...`,
+    `transformers/...`), else to `source_root` when under it, else absolute: captures stay
+    byte-identical across checkouts and virtual environments."""
+    roots = [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))] + [_TORCH_PARENT]
+    for root in sorted(roots, key=len, reverse=True):
+        root = os.path.join(os.path.abspath(root), "")
+        if path.startswith(root):
+            return path[len(root):]
+    rel = os.path.relpath(path, source_root)
+    return path if rel.startswith("..") else rel
 
 
 def _node_ir(snode: Any, source_root: str) -> dict | None:
@@ -429,16 +493,47 @@ def _extern_node_ir(snode: Any, kind: str, source_root: str) -> dict:
         "kwargs": {k: _jsonable(v) for k, v in sorted(getattr(node, "kwargs", {}).items())},
         "layout": _layout_dict(layout) if isinstance(layout, ir.Layout) and not isinstance(layout, ir.MultiOutputLayout) else None,
     })
+    if isinstance(node, ir.FallbackKernel):
+        out["call"] = _fallback_call(node)
+    if isinstance(node, ir.MultiOutput):
+        out["indices"] = [_int(i, "MultiOutput index") for _, i in node.indices]
     return out
+
+
+def _fallback_call(node: Any) -> dict:
+    """The ATen call of a FallbackKernel: `{"args", "kwargs"}` in the op's schema order, each
+    tensor argument replaced by `{"input": i}`, an index into the node's `inputs`."""
+    placeholders, i = [], 0
+    for t in node.inputs:
+        if isinstance(t, ir.IRNode):
+            placeholders.append(_TensorRef(i))
+            i += 1
+        else:
+            placeholders.append(None)
+    args, kwargs = node.unflatten_args(placeholders, node.constant_args)
+    kwargs = {**kwargs, **node.kwargs}
+    return {"args": [_jsonable(a) for a in args],
+            "kwargs": {k: _jsonable(v) for k, v in sorted(kwargs.items())}}
+
+
+class _TensorRef:
+    def __init__(self, index: int):
+        self.index = index
 
 
 def _jsonable(v: Any) -> Any:
     if isinstance(v, (bool, int, str)) or v is None:
         return v
+    if isinstance(v, _TensorRef):
+        return {"input": v.index}
+    if isinstance(v, ir.IRNode):  # a tensor argument outside `inputs` (should not happen)
+        return {"buffer": _storage_name(v)}
     if isinstance(v, float):
         return v if v == v and abs(v) != float("inf") else str(v)
     if isinstance(v, (list, tuple)):
         return [_jsonable(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in sorted(v.items())}
     if isinstance(v, torch.dtype):
         return _dtype(v)
     if isinstance(v, sympy.Integer):

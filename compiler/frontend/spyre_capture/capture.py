@@ -33,13 +33,31 @@ def compile_graph(
     return _compile(gm, example_inputs, lambda ir, _gm: make_runner(ir), source_root)
 
 
+class Capture(list):
+    """The IR dicts of every graph one `capture()` compiled, in compile order (a plain list of
+    SCHEMA.md v1 dicts), plus `graph_breaks`: Dynamo's graph-break reasons, sorted.
+
+    Each Dynamo subgraph is one entry; `len(capture)` is the graph count. (A graph break usually
+    gives two or more graphs; a break whose pieces have no tensor ops gives fewer.)"""
+
+    graph_breaks: list[str]
+
+    def summary(self) -> str:
+        nodes = sum(len(ir["nodes"]) for ir in self)
+        return (f"captured {len(self)} graph(s), {nodes} node(s), "
+                f"{len(self.graph_breaks)} graph break(s)"
+                + "".join(f"\n  break: {r}" for r in self.graph_breaks))
+
+
 def capture(model_or_fn: Callable[..., Any], example_inputs: Sequence[Any], *,
-            source_root: str | None = None) -> list[dict]:
+            source_root: str | None = None) -> Capture:
     """Compile `model_or_fn` once on `example_inputs` and return the IR of every graph, in
-    compile order. Resets Dynamo first so repeated captures are independent; the compiled
-    model runs the post-AOT graphs eagerly (only to finish the call)."""
+    compile order (Dynamo compiles and runs every subgraph of a model with graph breaks).
+    Resets Dynamo first so repeated captures are independent; the compiled model runs the
+    post-AOT graphs eagerly (only to finish the call)."""
     torch._dynamo.reset()
-    captured: list[dict] = []
+    adapter.clear_graph_breaks()
+    captured = Capture()
     counter = itertools.count()
 
     def on_graph(ir: dict, gm: torch.fx.GraphModule) -> Runner:
@@ -53,6 +71,7 @@ def capture(model_or_fn: Callable[..., Any], example_inputs: Sequence[Any], *,
     compiled = torch.compile(model_or_fn, backend=backend, dynamic=False, fullgraph=False)
     with torch.no_grad():
         compiled(*example_inputs)
+    captured.graph_breaks = adapter.graph_break_reasons()
     torch._dynamo.reset()
     return captured
 

@@ -10,8 +10,7 @@ class Error : public std::runtime_error {
  public:
   // `where` names the file, field, node or instruction; `what` says what was expected.
   Error(std::string where, const std::string& what)
-      : std::runtime_error(where.empty() ? what : where + ": " + what),
-        where_(std::move(where)) {}
+      : std::runtime_error(where.empty() ? what : where + ": " + what), where_(std::move(where)) {}
   const std::string& where() const { return where_; }
 
  private:

@@ -1,45 +1,96 @@
-"""Regenerate the golden IR captures of tools/models/*.py.
+"""Regenerate the golden IR captures.
 
-Run from anywhere: .venv/bin/python tests/data/ir/regenerate.py [model ...]
-Writes tests/data/ir/<model>.json, or <model>.<i>.json when a model gives several graphs.
+Run from anywhere: .venv/bin/python tests/data/ir/regenerate.py [key ...]
+A key is a model of tools/models (`mlp_block`), an op of tools/models/ops.py (`ops/softmax`),
+a real model (`models/gpt2`), or a group: `ops`, `models`, `basic`; no key means all of them.
+Writes tests/data/ir/<key>.json, or <key>.<i>.json when a capture gives several graphs, and
+removes stale <key>.<i>.json files of the keys it writes.
+Real models set HF_HUB_OFFLINE=1 and build from config objects: nothing is downloaded.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import pathlib
 import sys
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 OUT_DIR = pathlib.Path(__file__).resolve().parent
 MODELS = ("mlp_block", "matmul", "eltwise_chain")
+REAL_MODELS = ("gpt2", "bert", "llama", "resnet_block")
 
 sys.path.insert(0, str(REPO / "compiler" / "frontend"))
 import spyre_capture  # noqa: E402
 
+_modules: dict[str, object] = {}
+
 
 def load_model(name: str):
-    path = REPO / "tools" / "models" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"spyre_models.{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """tools/models/<name>.py as a module (loaded once per process: the real models are slow
+    to build)."""
+    if name not in _modules:
+        path = REPO / "tools" / "models" / f"{name}.py"
+        spec = importlib.util.spec_from_file_location(f"spyre_models.{name}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _modules[name] = module
+    return _modules[name]
 
 
-def golden_texts(name: str) -> dict[str, str]:
-    """File name -> JSON text of a fresh capture of model `name`."""
-    module = load_model(name)
-    irs = spyre_capture.capture(module.model, module.example_inputs, source_root=str(REPO))
+def op_names() -> list[str]:
+    return list(load_model("ops").OPS)
+
+
+def all_keys() -> list[str]:
+    return [*MODELS, *(f"ops/{op}" for op in op_names()), *(f"models/{m}" for m in REAL_MODELS)]
+
+
+def capture_key(key: str) -> spyre_capture.Capture:
+    """A fresh capture of `key` (see the module docstring)."""
+    if key.startswith("ops/"):
+        case = load_model("ops").OPS[key.removeprefix("ops/")]
+        return spyre_capture.capture(case.fn, case.make_inputs(), source_root=str(REPO))
+    module = load_model(key.removeprefix("models/"))
+    return spyre_capture.capture(module.model, module.example_inputs, source_root=str(REPO))
+
+
+def texts_of(key: str, irs: list[dict]) -> dict[str, str]:
+    """Golden file path (relative to tests/data/ir) -> JSON text, for captured `irs` of `key`."""
     if len(irs) == 1:
-        return {f"{name}.json": spyre_capture.to_json(irs[0])}
-    return {f"{name}.{i}.json": spyre_capture.to_json(ir) for i, ir in enumerate(irs)}
+        return {f"{key}.json": spyre_capture.to_json(irs[0])}
+    return {f"{key}.{i}.json": spyre_capture.to_json(ir) for i, ir in enumerate(irs)}
+
+
+def golden_texts(key: str) -> dict[str, str]:
+    """Golden file path (relative to tests/data/ir) -> JSON text of a fresh capture of `key`."""
+    return texts_of(key, capture_key(key))
+
+
+def _expand(argv: list[str]) -> list[str]:
+    groups = {"basic": list(MODELS), "ops": [f"ops/{op}" for op in op_names()],
+              "models": [f"models/{m}" for m in REAL_MODELS]}
+    keys: list[str] = []
+    for arg in argv or all_keys():
+        keys += groups.get(arg, [arg])
+    return keys
 
 
 def main(argv: list[str]) -> int:
-    for name in argv or MODELS:
-        for file_name, text in golden_texts(name).items():
-            (OUT_DIR / file_name).write_text(text)
-            print(f"wrote {OUT_DIR / file_name}")
+    for key in _expand(argv):
+        texts = golden_texts(key)
+        stem = OUT_DIR / key
+        for old in [*stem.parent.glob(f"{stem.name}.*.json"), stem.with_name(f"{stem.name}.json")]:
+            if old.exists() and str(old.relative_to(OUT_DIR)) not in texts:
+                old.unlink()
+        for file_name, text in texts.items():
+            path = OUT_DIR / file_name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            print(f"wrote {path.relative_to(REPO)}")
     return 0
 
 

@@ -70,9 +70,10 @@ std::string random_storage(const compiler::TensorBinding& b, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal(0.0, 1.0);
   std::uniform_int_distribution<int> small(-4, 4);
-  bool is_float = b.dtype == isa::DType::F16 || b.dtype == isa::DType::BF16 ||
-                  b.dtype == isa::DType::F32;
-  for (uint64_t off = 0; off + static_cast<uint64_t>(es) <= bytes; off += static_cast<uint64_t>(es)) {
+  bool is_float =
+      b.dtype == isa::DType::F16 || b.dtype == isa::DType::BF16 || b.dtype == isa::DType::F32;
+  for (uint64_t off = 0; off + static_cast<uint64_t>(es) <= bytes;
+       off += static_cast<uint64_t>(es)) {
     double v = is_float ? normal(rng) : (b.dtype == isa::DType::Bool ? small(rng) > 0 : small(rng));
     isa::store_element(reinterpret_cast<uint8_t*>(&out[off]), b.dtype, v);
   }

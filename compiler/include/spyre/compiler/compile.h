@@ -16,6 +16,9 @@ struct CompileOptions {
   // `--set compiler.<key>=<value>`; unknown keys are an error naming the key.
   void set(const std::string& key, const std::string& value);
   bool fusion = true;
+  // At most this many fusions are taken (-1: no limit); later candidates are reported as
+  // rejected. Compiling with limit k-1 and k isolates the simulated effect of decision k.
+  int64_t fusion_limit = -1;
 };
 
 // Where the caller finds the graph's tensors in device memory. Inputs in the order of the IR's

@@ -33,7 +33,7 @@ struct Buffer {
   isa::DType dtype = isa::DType::F16;
   std::vector<int64_t> size, stride;
   int64_t offset = 0;
-  std::string view_of;  // empty unless kind == view
+  std::string view_of;            // empty unless kind == view
   int64_t storage_elems() const;  // offset + sum((size-1)*stride) + 1, 0 when empty
 };
 

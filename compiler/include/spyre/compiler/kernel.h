@@ -38,6 +38,10 @@ struct Kernel {
   std::vector<CoreStream>& cores;
   LxArena lx;
   nlohmann::json report = nlohmann::json::object();  // unit, split, tiles (by the lowering)
+  // Matmul only: pointwise ops applied to each output tile on the SFP before it is stored (a
+  // fused epilogue, fuse.h), and whether the matmul's own output is still stored to DRAM.
+  const ir::Node* epilogue = nullptr;
+  bool store_output = true;
 
   Emitter emitter(int64_t core) { return Emitter(cores[static_cast<size_t>(core)], id); }
   int64_t lx_budget() const { return cfg.lx_usable_bytes(); }

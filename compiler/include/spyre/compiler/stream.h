@@ -20,7 +20,9 @@ namespace spyre::compiler {
 
 struct ByteRange {
   int64_t lo = 0, hi = 0;  // [lo, hi)
-  bool overlaps(const ByteRange& o) const { return lo < o.hi && o.lo < hi && lo < hi && o.lo < o.hi; }
+  bool overlaps(const ByteRange& o) const {
+    return lo < o.hi && o.lo < hi && lo < hi && o.lo < o.hi;
+  }
 };
 
 struct Access {

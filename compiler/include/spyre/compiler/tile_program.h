@@ -66,7 +66,9 @@ struct TileProgram {
 // Throws spyre::Error (via `fail`) for what is not supported: non-affine or negative indices,
 // masked / indirect / index_expr ops, unknown op names, reductions other than
 // sum/max/min/prod/welford_reduce, reductions over unmergeable variables.
+// `keep_2d`: a pointwise node over exactly two variables keeps them as rows x cols, unmerged
+// (a matmul epilogue works on the output tile's rows and cols).
 TileProgram build_tile_program(const ir::Graph& g, const ir::Node& n, const arch::ArchConfig& cfg,
-                               const std::string& where);
+                               const std::string& where, bool keep_2d = false);
 
 }  // namespace spyre::compiler

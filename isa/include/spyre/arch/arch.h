@@ -10,7 +10,7 @@ namespace spyre::arch {
 
 struct ParamInfo {
   std::string key;
-  std::string type;  // "int" or "float"
+  std::string type;  // "int", "float" or "string"
   std::string unit;
   std::string description;
   std::string default_text;
@@ -31,7 +31,7 @@ struct ArchConfig {
 
   void set(const std::string& key, const std::string& value);  // throws on unknown key/bad value
   std::string get_text(const std::string& key) const;
-  void validate() const;  // throws naming the first bad parameter
+  void validate() const;        // throws naming the first bad parameter
   std::string to_yaml() const;  // every parameter, with unit and description as comments
 };
 

@@ -28,7 +28,15 @@ enum class Unit : uint8_t { DmaIn, DmaOut, Pt, Sfp, Ring, Seq };
 enum class SfpClass : uint8_t { Simple, Transcendental, Compare, Reduce };
 
 // Per-core queues. PT and SFP have one queue per corelet.
-enum class Queue : uint8_t { DmaIn = 0, DmaOut = 1, Pt0 = 2, Pt1 = 3, Sfp0 = 4, Sfp1 = 5, Ring = 6 };
+enum class Queue : uint8_t {
+  DmaIn = 0,
+  DmaOut = 1,
+  Pt0 = 2,
+  Pt1 = 3,
+  Sfp0 = 4,
+  Sfp1 = 5,
+  Ring = 6
+};
 constexpr int kNumQueues = 7;
 std::string_view queue_name(Queue q);  // "dma_in", "dma_out", "pt0", ...
 
@@ -115,8 +123,8 @@ struct DataSegment {  // initial DRAM contents (constants)
 struct Program {
   static constexpr uint32_t kVersion = 1;
   uint32_t num_cores = 0;
-  uint64_t dram_bytes = 0;            // device memory the program uses
-  std::vector<std::string> kernels;   // kernel id -> name
+  uint64_t dram_bytes = 0;           // device memory the program uses
+  std::vector<std::string> kernels;  // kernel id -> name
   std::vector<std::vector<Instr>> cores;
   std::vector<TensorSym> tensors;
   std::vector<DataSegment> data;

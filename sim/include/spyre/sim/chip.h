@@ -1,6 +1,7 @@
 #pragma once
 // The chip of one run, built from the ArchConfig: cfg.cores cores (those beyond the program's
-// num_cores stay idle), the ring, the shared DRAM model and the chip-wide barrier.
+// num_cores stay idle), the data and reduce rings, the shared DRAM model and the chip-wide
+// barrier.
 // Barrier: opens barrier_latency_cycles after the last of the program's cores arrives.
 #include <cstdint>
 #include <memory>
@@ -26,7 +27,8 @@ class Chip {
 
   int num_cores() const { return static_cast<int>(cores_.size()); }
   Core& core(int i) { return *cores_[static_cast<size_t>(i)]; }
-  Ring& ring() { return ring_; }
+  Ring& ring() { return ring_; }                // the data ring
+  Ring& reduce_ring() { return reduce_ring_; }  // the reduce ring (ring.red)
   DramModel& dram() { return *dram_; }
   DeviceMemory& dram_image() { return dram_image_; }
 
@@ -44,7 +46,7 @@ class Chip {
   Env& env_;
   DeviceMemory& dram_image_;
   std::unique_ptr<DramModel> dram_;
-  Ring ring_;
+  Ring ring_, reduce_ring_;
   std::vector<std::unique_ptr<Core>> cores_;
   int active_cores_;
   int arrived_ = 0;

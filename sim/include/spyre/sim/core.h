@@ -13,11 +13,18 @@
 //   semaphore; waiting time is counted as wait_cycles, not busy).
 // Functional effects (copies, arithmetic) happen when an instruction completes; bounds are
 // checked when it starts, in both modes.
+// LX banks (lx.h): a pt.mm / sfp.* instruction books its operands' accesses over its closed-form
+//   window [start, start + cycles) and ends at the booking's end (>= start + cycles); ring.send
+//   and ring.red book the source read over [enter, enter + D) on this core and the write (ring.red:
+//   read and write) over [arrival - D, arrival) on the receiver, and end at the later of the two.
+// Deadlock report: for the sequencer its next instruction and phase, for every non-empty or
+//   busy queue its head: the executing instruction, or the sync.wait and its token.
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "spyre/sim/dma.h"
 #include "spyre/sim/env.h"
@@ -54,7 +61,7 @@ class Core {
     bool busy = false;           // a unit instruction is executing
     size_t cur = 0;              // its index
     Cycle start = 0;
-    int64_t waiting_tok = -1;    // head is a sync.wait blocked on this token
+    int64_t waiting_tok = -1;  // head is a sync.wait blocked on this token
     Cycle wait_since = 0;
     bool pump_pending = false;
     QueueStats st;
@@ -75,6 +82,9 @@ class Core {
   void complete(int q);
   void check_bounds(size_t i) const;
   void execute(size_t i);
+  void launch_ring(int q, size_t i);
+  std::vector<LxRegion> lx_regions(const isa::Instr& in) const;
+  std::vector<int> mcast_targets(const isa::Instr& in) const;
 
   Env& env_;
   Chip& chip_;

@@ -2,44 +2,66 @@
 // A core's DMA engine for one direction (dma.load: DRAM -> LX, dma.store: LX -> DRAM). It runs
 // one instruction at a time (its queue is in order):
 //   - dma_setup_cycles after the start, the first request is issued;
-//   - the transfer is cut into requests: for rep, for row, the row's `bytes` split into pieces
-//     of at most dma_burst_bytes (contiguous); each request costs the DRAM
-//     ceil(piece / dram_word_bytes) * dram_word_bytes bytes;
+//   - the transfer is cut into requests: for outer, for rep, for row, the row's `bytes` split
+//     into pieces of at most dma_burst_bytes (contiguous); each request costs the DRAM
+//     ceil(piece / dram_word_bytes) * dram_word_bytes bytes (128 B granularity);
 //   - the engine issues a request every ceil(piece / rate) cycles, rate =
 //     dma_read_bytes_per_cycle (load) or dma_write_bytes_per_cycle (store), with at most
 //     dma_max_outstanding requests in flight (it waits for one to land before issuing more);
-//   - the instruction completes when its last request lands (no requests: at setup end).
+//   - LX banks (lx.h): a load piece writes LX over [land - ceil(piece/rate), land) and is in
+//     LX at the booking's end F >= land; a store piece reads LX over [issue, issue +
+//     ceil(piece/rate)); a conflict stall delays its DRAM request and the next issue by
+//     F - (issue + ceil(piece/rate));
+//   - multicast (dma.load mcast = core mask): once a piece is in this core's LX (at F) it goes
+//     to the mask's cores as one data-ring multicast (ring.h) and each target books its LX
+//     write over [arrival - D, arrival);
+//   - the instruction completes when its last piece is in every LX (no requests: at setup
+//     end).
 // The data itself is copied by the core when the instruction completes (functional mode).
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "spyre/sim/dram.h"
 #include "spyre/sim/env.h"
+#include "spyre/sim/lx.h"
+#include "spyre/sim/ring.h"
 
 namespace spyre::sim {
 
 class DmaEngine {
  public:
-  DmaEngine(Env& env, DramModel& dram, int core, bool write);
+  // `lx_of(c)` is core c's LX (c == core: this core's); `ring` carries multicasts.
+  DmaEngine(Env& env, DramModel& dram, int core, bool write, Ring& ring,
+            std::function<Lx&(int)> lx_of);
   // Starts `in` (dma.load or dma.store) now; `done` runs when its last request has landed.
   void start(const isa::Instr& in, std::function<void()> done);
 
  private:
   void issue();
-  void landed();
-  bool remaining() const { return rep_ < reps_; }
+  void submit(int64_t piece, int64_t lx_addr, int64_t dram_addr);
+  void landed(int64_t piece, int64_t lx_addr);
+  void delivered(Cycle at);
+  void maybe_done();
+  bool remaining() const { return outer_i_ < outer_; }
 
   Env& env_;
   DramModel& dram_;
   int core_;
   bool write_;
   int64_t rate_;
-  // Current instruction: iteration (rep, row, offset in row) over its pieces.
-  int64_t bytes_ = 0, rows_ = 0, reps_ = 0;
-  int64_t rep_ = 0, row_ = 0, off_ = 0;
-  int64_t outstanding_ = 0;
-  Cycle next_issue_ = 0;
-  bool issue_pending_ = false;
+  Ring& ring_;
+  std::function<Lx&(int)> lx_of_;
+  // Current instruction: iteration (outer, rep, row, offset in row) over its pieces.
+  int64_t bytes_ = 0, rows_ = 0, reps_ = 0, outer_ = 0;
+  int64_t lx0_ = 0, lx_stride_ = 0, lx_rep_ = 0, lx_outer_ = 0;
+  int64_t dram0_ = 0, dram_stride_ = 0, dram_rep_ = 0, dram_outer_ = 0;
+  int64_t outer_i_ = 0, rep_ = 0, row_ = 0, off_ = 0;
+  int64_t outstanding_ = 0;   // requests at the DRAM (the dma_max_outstanding limit)
+  int64_t in_transit_ = 0;    // pieces landed but not yet in every LX (LX stall, multicast)
+  std::vector<int> targets_;  // multicast targets
+  Cycle next_issue_ = 0, last_in_lx_ = 0;
+  bool issue_pending_ = false, finishing_ = false;
   std::function<void()> done_;
 };
 

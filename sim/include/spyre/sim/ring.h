@@ -1,13 +1,34 @@
 #pragma once
-// The ring between cores: cfg.cores nodes, one link per direction between neighbours.
-//   - route: the shorter direction (ties go clockwise, i -> i+1); hops = that distance.
-//   - transfer of `bytes`: D = ceil(bytes / ring_link_bytes_per_cycle); the message enters
-//     link j of its path (j = 0..hops-1) at T + j * hop_latency and holds it for D cycles;
-//     T = max(now, max_j(link_free[j] - j * hop_latency)) (per-link reservation: contention).
-//     Completion = T + hops * ring_hop_latency_cycles + D; uncontended: now + hops*lat + D.
-//   - a token signal to another core (sync.sig core=X) takes hops * ring_hop_latency_cycles
-//     and reserves no link.
+// A ring between cores: cfg.cores nodes, one link per direction between neighbours (link
+// (i, cw) carries i -> i+1, link (i, ccw) carries i -> i-1). The chip has two: the data ring
+// (ring.send, dma.load multicast) and the reduce ring (ring.red), each with its own links.
+//
+// Route (ring.routing): "shortest" (the shorter direction, ties clockwise), "cw" or "ccw";
+//   hops = the distance along that direction.
+// Transfer of `bytes` over links L_0..L_{h-1} of its route, requested at cycle `now`:
+//   D = ceil(bytes / ring_link_bytes_per_cycle), lat = ring_hop_latency_cycles,
+//   Bc = floor(ring_buffer_bytes / ring_link_bytes_per_cycle) (cycles of data one link's
+//   input buffer holds).
+//   enter_0 = max(now, free(L_0)); enter_j = max(enter_{j-1} + lat, free(L_j)): the head waits
+//     in the buffer of node j for a busy link (wormhole, cut-through).
+//   tail_{h-1} = enter_{h-1} + D; tail_j = max(enter_j + D, tail_{j+1} - lat - Bc): a link is
+//     held until the message's tail has left it; when the downstream buffer is full the tail
+//     cannot leave (back-pressure).
+//   free(L_j) := tail_j; arrival = enter_{h-1} + lat + D (uncontended: now + h*lat + D);
+//   h = 0 (to itself): arrival = now + D, no link.
+// Arbitration: requests are placed in the order they were made; requests of one cycle are
+//   collected and placed at the end of that cycle ordered by source core id, then by order of
+//   request (oldest first, ties by core id). A placed transfer keeps its reservation; later
+//   ones queue behind it (links are booked up to free(L), gaps before are not back-filled).
+// Multicast from src to a set of cores: each target goes by its route direction; per
+//   direction it is one transfer to the farthest target whose head and data pass through every
+//   node on the way: a target k hops away receives the block at enter_{k-1} + lat + D.
+// A token signal (sync.sig to another core) takes hops * lat and reserves no link.
+// Stats per link: busy_cycles (held), bytes, stall_cycles (heads waiting for this link while it
+//   was busy), backpressure_cycles (held beyond D because the downstream buffer was full).
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -19,20 +40,62 @@ namespace spyre::sim {
 
 class Ring {
  public:
-  explicit Ring(const arch::ArchConfig& cfg);
-  int hops(int src, int dst) const;
-  bool clockwise(int src, int dst) const;
-  // Reserves the links for a transfer starting no earlier than `now`; returns its completion.
-  Cycle reserve(int src, int dst, uint64_t bytes, Cycle now);
+  enum class Routing { Shortest, Clockwise, CounterClockwise };
+  // Throws spyre::Error for an unknown ring.routing or a non-positive link bandwidth.
+  // Without a scheduler, request() places at once (unit tests of the closed form).
+  explicit Ring(const arch::ArchConfig& cfg, Scheduler* sched = nullptr);
+
+  int size() const { return n_; }
+  int hops(int src, int dst) const;        // along the route
+  bool clockwise(int src, int dst) const;  // the route's direction
   Cycle signal_latency(int src, int dst) const;
-  nlohmann::json stats() const;  // {"bytes":..,"transfers":..,"link_busy_cycles":..}
+
+  // One arrival of a placed transfer: core `core` has the whole block at `cycle`; the source
+  // sent its head onto the first link at `start` (the source reads [start, start + D)).
+  struct Arrival {
+    int core;
+    Cycle cycle;
+    Cycle start;
+  };
+  using Placed = std::function<void(const std::vector<Arrival>&)>;
+  // Requests a transfer from src to every core of `targets` (one for a unicast) at now();
+  // `placed` runs when arbitration has placed it (at the end of this cycle), with the arrival
+  // at each target in the order of `targets`.
+  void request(int src, std::vector<int> targets, uint64_t bytes, Placed placed);
+  // Places a unicast at once starting no earlier than `now`; returns its arrival.
+  Cycle reserve(int src, int dst, uint64_t bytes, Cycle now);
+
+  nlohmann::json stats() const;  // layout in sim/README.md
 
  private:
+  struct Link {
+    Cycle free = 0;
+    uint64_t busy = 0, bytes = 0, stall = 0, backpressure = 0;
+  };
+  struct Pending {
+    int src;
+    std::vector<int> targets;
+    uint64_t bytes;
+    Placed placed;
+  };
   int link_index(int node, bool cw) const { return node * 2 + (cw ? 0 : 1); }
+  int step(int node, bool cw) const { return (node + (cw ? 1 : n_ - 1)) % n_; }
+  // Places a transfer of `h` hops from src in one direction; fills arrive[k] = arrival at the
+  // node k+1 hops away (k < h).
+  void place_chain(int src, bool cw, int h, uint64_t bytes, Cycle now, std::vector<Cycle>& arrive,
+                   Cycle& start);
+  std::vector<Arrival> place(const Pending& p, Cycle now);
+  void arbitrate();
+
   int n_;
-  int64_t hop_latency_, link_bw_;
-  std::vector<Cycle> link_free_;  // per (node, direction): the link leaving `node`
-  uint64_t bytes_ = 0, transfers_ = 0, link_busy_ = 0;
+  int64_t hop_latency_, link_bw_, buffer_cycles_;
+  Routing routing_;
+  Scheduler* sched_;
+  std::vector<Link> links_;  // per (node, direction): the link leaving `node`
+  std::vector<Pending> pending_;
+  bool arbitration_armed_ = false;
+  uint64_t bytes_ = 0, transfers_ = 0;
+  std::vector<Cycle> scratch_;
 };
 
 }  // namespace spyre::sim

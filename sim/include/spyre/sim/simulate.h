@@ -16,9 +16,9 @@
 namespace spyre::sim {
 
 struct SimOptions {
-  bool functional = true;                // false: timing only, no arithmetic or data movement
-  traces::TraceSink* trace = nullptr;    // null: tracing off
-  uint64_t max_cycles = 0;               // watchdog; 0 = no limit
+  bool functional = true;              // false: timing only, no arithmetic or data movement
+  traces::TraceSink* trace = nullptr;  // null: tracing off
+  uint64_t max_cycles = 0;             // watchdog; 0 = no limit
 };
 
 struct KernelStats {
@@ -29,13 +29,13 @@ struct KernelStats {
 };
 
 struct SimResult {
-  uint64_t cycles = 0;                 // from start until the last core halts
-  std::vector<KernelStats> kernels;    // in program kernel-id order
+  uint64_t cycles = 0;               // from start until the last core halts
+  std::vector<KernelStats> kernels;  // in program kernel-id order
   uint64_t dram_read_bytes = 0;
   uint64_t dram_write_bytes = 0;
   // Summed over cores: busy cycles per unit class ("pt", "sfp", "dma_in", "dma_out", "ring").
   // Utilisation of a class = busy / (cycles * units of that class on the chip).
-  nlohmann::json stats;                // hierarchical stats with units (see sim/README.md)
+  nlohmann::json stats;  // hierarchical stats with units (see sim/README.md)
   double utilisation(const std::string& unit_class) const;  // 0..1, from stats
 };
 

@@ -2,14 +2,15 @@
 // The corelet's compute units as plain functions: closed-form latency, the LX byte ranges an
 // instruction touches (for bounds checks), and the arithmetic (functional mode).
 //
-// PT (pt.mm), one corelet, output-stationary folds streamed back to back:
-//   cycles = ceil(m / pt_rows) * ceil(n / pt_lanes) * k_eff + (pt_rows + pt_lanes - 2)
-//   k_eff  = ceil(k * esize(dt) / 2): k for 16-bit inputs, ceil(k/2) for int8 (2x), 2k for f32.
-// SFP (sfp.*), one corelet:
-//   cycles = sfp_latency_cycles + ceil(rows * cols / lanes) * factor
-//   lanes  = sfp_lanes_fp16 for 1- and 2-byte dt, sfp_lanes_fp32 for 4-byte, half that for
-//            8-byte (sfp.cvt: the wider of sdt and ddt); factor = sfp_transcendental_factor for
-//            Transcendental functions, else 1.
+// Latencies are the closed forms of spyre/arch/unit_timing.h (shared with the compiler's cost
+// report), from ArchConfig:
+//   PT (pt.mm): folds of the dataflow pt.dataflow (os/ws/is) on a pt.rows x pt.lanes array,
+//     fill/drain paid once per instruction (pt.fill_drain = overlap, the "spyre" default:
+//     os gives ceil(m/R) * ceil(n/C) * k_eff + R + C - 2) or per fold (per_fold, SCALE-Sim:
+//     os folds*(k+R+C-2), ws folds*(m+2R+C-2), is folds*(n+2R+C-2)); k_eff by dtype.
+//   SFP (sfp.*): latency + vectors * cycles-per-vector of the op class (simple,
+//     transcendental, compare, convert), lanes by element size; reductions add a log-depth
+//     lane tree once.
 #include <cstdint>
 #include <vector>
 

@@ -1,0 +1,203 @@
+#pragma once
+// Closed-form latencies of the corelet's compute units (PT array, SFP), shared by the
+// simulator (sim/core/pt.cpp, sfp.cpp) and the compiler's cost report so the two cannot drift.
+// Every figure comes from ArchConfig (params.def); the formulas are stated here once and each
+// has exact-cycle tests (tests/sim/pt_test.cpp, sfp_test.cpp).
+//
+// PT (pt.mm C[m,n] += A[m,k] x B[k,n] on one R x C array, R = pt.rows, C = pt.lanes):
+//   k_eff = k for 16-bit inputs, ceil(k / pt.int8_rate) for 1-byte inputs (int8: 2 MACs per PE
+//           per cycle), k * pt.fp32_passes * es/4 for 4- and 8-byte inputs.
+//   The dataflow (pt.dataflow) maps the GEMM on the array as SCALE-Sim does:
+//     os: rows <- m, columns <- n, streamed (temporal) T = k_eff, preload P = 0
+//     ws: rows <- k_eff, columns <- n, T = m, P = R (weights shifted in row by row)
+//     is: rows <- k_eff, columns <- m, T = n, P = R (inputs shifted in row by row)
+//   folds = ceil(rows_dim / R) * ceil(cols_dim / C); skew/drain D = R + C - 2.
+//   pt.fill_drain = per_fold (SCALE-Sim): every fold preloads, streams, drains:
+//     cycles = folds * (P + T + D)
+//     os: folds*(k+R+C-2), ws: folds*(m+2R+C-2), is: folds*(n+2R+C-2)
+//   pt.fill_drain = overlap ("spyre"): the next fold's preload runs under the current fold's
+//   stream (one shadow buffer) and its stream follows without a bubble, so only the first
+//   preload and the last drain are exposed:
+//     cycles = P + (folds - 1) * max(T, P) + T + D    (os: folds * k_eff + R + C - 2)
+//   Both equal P + T + D for one fold.
+//   SCALE-Sim v3 reports the 0-based index of the last compute cycle ("Total Cycles" in
+//   COMPUTE_REPORT.csv = number of demand rows - 1), i.e. these cycles minus 1.
+//
+// SFP (sfp.*, rows x cols elements on one corelet), lanes by element size (sfp.cvt: the wider
+// of sdt and ddt): 1 B sfp.lanes_8bit, 2 B sfp.lanes_fp16, 4 B sfp.lanes_fp32, 8 B
+// sfp.lanes_64bit. Each op class has a pipeline latency L and cycles per vector V:
+//   simple (element-wise ops, sel, fill), transcendental, compare, convert:
+//     cycles = L + ceil(rows * cols / lanes) * V
+//   reduce (sfp.red over cols of each row): a row's elements fill whole vectors (rows with
+//   cols < lanes pack floor(lanes / cols) to a vector, segmented), the vectors of a row are
+//   combined element-wise, then the lanes of a row meet in a log-depth tree that is pipelined
+//   across rows, so its depth is paid once:
+//     vectors = cols >= lanes ? rows * ceil(cols / lanes) : ceil(rows / floor(lanes / cols))
+//     cycles  = L + vectors * V + ceil(log2(min(cols, lanes))) * sfp.reduce_stage_cycles
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "spyre/arch/arch.h"
+#include "spyre/error.h"
+#include "spyre/isa/isa.h"
+
+namespace spyre::arch {
+
+namespace timing_detail {
+inline int64_t ceil_div(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
+inline int64_t ceil_log2(int64_t x) {
+  int64_t d = 0;
+  while ((int64_t{1} << d) < x) ++d;
+  return d;
+}
+}  // namespace timing_detail
+
+enum class PtDataflow { OS, WS, IS };
+
+// pt.dataflow by name; throws spyre::Error listing the known names.
+inline PtDataflow pt_dataflow(const ArchConfig& cfg) {
+  if (cfg.pt_dataflow == "os") return PtDataflow::OS;
+  if (cfg.pt_dataflow == "ws") return PtDataflow::WS;
+  if (cfg.pt_dataflow == "is") return PtDataflow::IS;
+  throw Error("pt.dataflow", "unknown dataflow '" + cfg.pt_dataflow + "'; known: os, ws, is");
+}
+
+// pt.fill_drain: true for "per_fold" (SCALE-Sim), false for "overlap"; throws on other names.
+inline bool pt_fill_per_fold(const ArchConfig& cfg) {
+  if (cfg.pt_fill_drain == "per_fold") return true;
+  if (cfg.pt_fill_drain == "overlap") return false;
+  throw Error("pt.fill_drain",
+              "unknown mode '" + cfg.pt_fill_drain + "'; known: overlap, per_fold");
+}
+
+// Throws naming the first bad PT/SFP parameter (names and ranges validate() cannot check).
+inline void validate_unit_timing(const ArchConfig& cfg) {
+  pt_dataflow(cfg);
+  pt_fill_per_fold(cfg);
+  auto positive = [](const char* key, int64_t v) {
+    if (v <= 0) throw Error(key, "must be positive, got " + std::to_string(v));
+  };
+  auto non_negative = [](const char* key, int64_t v) {
+    if (v < 0) throw Error(key, "must not be negative, got " + std::to_string(v));
+  };
+  positive("pt.int8_rate", cfg.pt_int8_rate);
+  positive("pt.fp32_passes", cfg.pt_fp32_passes);
+  positive("sfp.lanes_8bit", cfg.sfp_lanes_8bit);
+  positive("sfp.lanes_64bit", cfg.sfp_lanes_64bit);
+  non_negative("sfp.latency_cycles", cfg.sfp_latency_cycles);
+  non_negative("sfp.transcendental_latency_cycles", cfg.sfp_transcendental_latency_cycles);
+  non_negative("sfp.compare_latency_cycles", cfg.sfp_compare_latency_cycles);
+  non_negative("sfp.reduce_latency_cycles", cfg.sfp_reduce_latency_cycles);
+  non_negative("sfp.convert_latency_cycles", cfg.sfp_convert_latency_cycles);
+  positive("sfp.simple_cycles_per_vector", cfg.sfp_simple_cycles_per_vector);
+  positive("sfp.compare_cycles_per_vector", cfg.sfp_compare_cycles_per_vector);
+  positive("sfp.reduce_cycles_per_vector", cfg.sfp_reduce_cycles_per_vector);
+  positive("sfp.convert_cycles_per_vector", cfg.sfp_convert_cycles_per_vector);
+  non_negative("sfp.reduce_stage_cycles", cfg.sfp_reduce_stage_cycles);
+}
+
+// One pt.mm as SCALE-Sim folds: preload P, stream T and skew/drain D cycles per fold.
+struct PtFolds {
+  int64_t folds = 0, preload_cycles = 0, stream_cycles = 0, drain_cycles = 0;
+};
+
+// k after the dtype's throughput: see the header comment.
+inline int64_t pt_k_eff(const ArchConfig& cfg, int64_t k, isa::DType dt) {
+  const int64_t es = isa::dtype_size_bytes(dt);
+  if (es == 1) return timing_detail::ceil_div(k, cfg.pt_int8_rate);
+  if (es == 2) return k;
+  return k * cfg.pt_fp32_passes * (es / 4);
+}
+
+inline PtFolds pt_folds(const ArchConfig& cfg, int64_t m, int64_t n, int64_t k, isa::DType dt) {
+  using timing_detail::ceil_div;
+  const int64_t R = cfg.pt_rows, C = cfg.pt_lanes, ke = pt_k_eff(cfg, k, dt);
+  PtFolds f;
+  f.drain_cycles = R + C - 2;
+  switch (pt_dataflow(cfg)) {
+    case PtDataflow::OS:
+      f.folds = ceil_div(m, R) * ceil_div(n, C);
+      f.stream_cycles = ke;
+      break;
+    case PtDataflow::WS:
+      f.folds = ceil_div(ke, R) * ceil_div(n, C);
+      f.stream_cycles = m;
+      f.preload_cycles = R;
+      break;
+    case PtDataflow::IS:
+      f.folds = ceil_div(ke, R) * ceil_div(m, C);
+      f.stream_cycles = n;
+      f.preload_cycles = R;
+      break;
+  }
+  return f;
+}
+
+// Cycles the PT array is busy with one pt.mm (0 when it has no work).
+inline int64_t pt_mm_cycles(const ArchConfig& cfg, int64_t m, int64_t n, int64_t k, isa::DType dt) {
+  const PtFolds f = pt_folds(cfg, m, n, k, dt);
+  if (f.folds <= 0) return 0;
+  const int64_t P = f.preload_cycles, T = f.stream_cycles, D = f.drain_cycles;
+  if (pt_fill_per_fold(cfg)) return f.folds * (P + T + D);
+  return P + (f.folds - 1) * std::max(T, P) + T + D;
+}
+
+inline int64_t pt_mm_cycles(const ArchConfig& cfg, const isa::Instr& in) {
+  return pt_mm_cycles(cfg, in.get("m"), in.get("n"), in.get("k"),
+                      static_cast<isa::DType>(in.get("dt")));
+}
+
+// SFP lanes for elements of `es` bytes.
+inline int64_t sfp_lanes(const ArchConfig& cfg, int64_t es) {
+  int64_t lanes = es <= 1   ? cfg.sfp_lanes_8bit
+                  : es == 2 ? cfg.sfp_lanes_fp16
+                  : es == 4 ? cfg.sfp_lanes_fp32
+                            : cfg.sfp_lanes_64bit;
+  return std::max<int64_t>(1, lanes);
+}
+
+// Cycles the SFP is busy with one sfp.* instruction.
+inline int64_t sfp_op_cycles(const ArchConfig& cfg, const isa::Instr& in) {
+  using isa::Opcode;
+  using timing_detail::ceil_div;
+  auto dsize = [&](const char* name) {
+    return isa::dtype_size_bytes(static_cast<isa::DType>(in.get(name)));
+  };
+  const int64_t es =
+      in.op == Opcode::SfpConvert ? std::max(dsize("sdt"), dsize("ddt")) : dsize("dt");
+  const int64_t lanes = sfp_lanes(cfg, es);
+  const int64_t rows = in.get("rows"), cols = in.get("cols");
+  if (rows <= 0 || cols <= 0) return 0;
+  int64_t latency = cfg.sfp_latency_cycles, per_vector = cfg.sfp_simple_cycles_per_vector;
+  switch (in.op) {
+    case Opcode::SfpConvert:
+      latency = cfg.sfp_convert_latency_cycles;
+      per_vector = cfg.sfp_convert_cycles_per_vector;
+      break;
+    case Opcode::SfpReduce: {
+      const int64_t vectors =
+          cols >= lanes ? rows * ceil_div(cols, lanes) : ceil_div(rows, lanes / cols);
+      return cfg.sfp_reduce_latency_cycles + vectors * cfg.sfp_reduce_cycles_per_vector +
+             timing_detail::ceil_log2(std::min(cols, lanes)) * cfg.sfp_reduce_stage_cycles;
+    }
+    case Opcode::SfpUnary:
+    case Opcode::SfpBinary:
+      switch (isa::sfp_fn_info(static_cast<isa::SfpFn>(in.get("fn"))).cls) {
+        case isa::SfpClass::Transcendental:
+          latency = cfg.sfp_transcendental_latency_cycles;
+          per_vector = cfg.sfp_transcendental_factor;
+          break;
+        case isa::SfpClass::Compare:
+          latency = cfg.sfp_compare_latency_cycles;
+          per_vector = cfg.sfp_compare_cycles_per_vector;
+          break;
+        default: break;
+      }
+      break;
+    default: break;  // sel, fill: simple
+  }
+  return latency + ceil_div(rows * cols, lanes) * per_vector;
+}
+
+}  // namespace spyre::arch

@@ -1,0 +1,379 @@
+// "lpddr5": channels, bank groups, banks and open-page row buffers behind one FR-FCFS
+// controller per channel (contract and formulas in dram.h).
+#include <algorithm>
+#include <array>
+#include <string>
+#include <vector>
+
+#include "dram_impls.h"
+#include "lpddr5_spec.h"
+
+namespace spyre::sim {
+namespace {
+
+using lpddr5::Ps;
+using lpddr5::Refresh;
+using lpddr5::Spec;
+
+constexpr Ps kNever = -(Ps{1} << 60);
+
+struct BankStats {
+  uint64_t reads = 0, writes = 0, hits = 0, misses = 0, conflicts = 0, refreshes = 0;
+};
+
+struct Bank {
+  int64_t open_row = -1;  // -1: precharged
+  Ps act_ok = 0;          // earliest ACT (precharge or refresh complete)
+  Ps cas_ok = 0;          // earliest CAS (ACT + tRCD)
+  Ps pre_ok = 0;          // earliest PRE (tRAS, tRTP, tWR)
+  BankStats st;
+};
+
+struct Txn {
+  uint32_t req;  // index into requests_
+  int bank;
+  int64_t row;
+};
+
+struct Channel {
+  std::vector<Bank> banks;
+  std::vector<Txn> rq, wq;        // controller queues, oldest first
+  std::vector<Txn> rback, wback;  // waiting for a queue slot (upstream back-pressure)
+  size_t rback_head = 0, wback_head = 0;
+  std::vector<Ps> bg_last_cas;  // per bank group, for tCCD_L
+  Ps next_decision = 0;         // the previous CAS: the command slot frees then
+  Ps bus_free = 0;              // data bus busy until
+  Ps last_read_end = kNever, last_write_end = kNever;
+  int last_dir = -1;                                       // 0 read, 1 write, -1 none yet
+  std::array<Ps, 4> acts{kNever, kNever, kNever, kNever};  // last four ACTs (tFAW)
+  size_t act_i = 0;
+  Ps last_act = kNever;
+  Ps next_ref = 0;
+  int ref_bank = 0;
+  bool writing = false;  // write-drain mode
+  size_t phase_n = 0;    // transactions in the current mode
+  bool pending = false;  // a decision event is scheduled
+  // Stats.
+  uint64_t refreshes = 0, r2w = 0, w2r = 0, stalls = 0;
+  Ps bus_busy = 0;
+};
+
+class Lpddr5Dram : public DramModel {
+ public:
+  explicit Lpddr5Dram(Env& env) : env_(env), s_(lpddr5::make_spec(env.cfg)) {
+    ch_.resize(static_cast<size_t>(s_.channels));
+    for (Channel& c : ch_) {
+      c.banks.resize(static_cast<size_t>(s_.banks()));
+      c.bg_last_cas.assign(static_cast<size_t>(s_.bank_groups), kNever);
+      c.next_ref = s_.refresh == Refresh::PerBank ? s_.refi / s_.banks() : s_.refi;
+    }
+    if (env.trace)
+      for (int i = 0; i < s_.channels; ++i)
+        tracks_.push_back(env.trace->track("dram", "ch " + std::to_string(i)));
+  }
+
+  void submit(DramRequest req) override {
+    const uint64_t words =
+        std::max<uint64_t>(1, (req.cost_bytes + s_.word_bytes - 1) / s_.word_bytes);
+    const uint64_t base = req.addr / s_.word_bytes * s_.word_bytes;
+    (req.write ? write_bytes_ : read_bytes_) += req.bytes;
+    ++(req.write ? write_requests_ : read_requests_);
+    moved_bytes_ += words * s_.word_bytes;
+    uint32_t id = alloc(std::move(req), words);
+    for (uint64_t w = 0; w < words; ++w) {
+      lpddr5::Location l = s_.map.decode(base + w * s_.word_bytes);
+      Channel& c = ch_[static_cast<size_t>(l.channel)];
+      Txn t{id, l.bank, l.row};
+      std::vector<Txn>& q = requests_[id].req.write ? c.wq : c.rq;
+      if (q.size() < s_.queue_depth && backlog(c, requests_[id].req.write) == 0) {
+        q.push_back(t);
+      } else {
+        (requests_[id].req.write ? c.wback : c.rback).push_back(t);
+        ++c.stalls;
+      }
+      wake(l.channel);
+    }
+  }
+
+  uint64_t read_bytes() const override { return read_bytes_; }
+  uint64_t write_bytes() const override { return write_bytes_; }
+  nlohmann::json stats() const override;
+
+ private:
+  struct Request {
+    DramRequest req;
+    uint64_t left = 0;  // transactions not yet scheduled
+    Ps end = 0;         // latest data end so far
+  };
+  struct Plan {
+    int kind;  // 0 hit, 1 miss (closed), 2 conflict
+    Ps pre, act, cas;
+  };
+
+  uint32_t alloc(DramRequest req, uint64_t words) {
+    uint32_t id;
+    if (!free_.empty()) {
+      id = free_.back();
+      free_.pop_back();
+    } else {
+      id = static_cast<uint32_t>(requests_.size());
+      requests_.emplace_back();
+    }
+    requests_[id] = Request{std::move(req), words, 0};
+    return id;
+  }
+
+  static size_t backlog(const Channel& c, bool write) {
+    return write ? c.wback.size() - c.wback_head : c.rback.size() - c.rback_head;
+  }
+
+  void wake(int ci) {
+    Channel& c = ch_[static_cast<size_t>(ci)];
+    if (c.pending) return;
+    c.pending = true;
+    const uint64_t at =
+        std::max(env_.sched.now(), lpddr5::cycle_at_or_after(c.next_decision, s_.clock_ghz));
+    env_.sched.at_end_of(at, [this, ci] { decide(ci); });
+  }
+
+  // The earliest commands for `t` issued no earlier than T.
+  Plan plan(const Channel& c, const Txn& t, bool write, Ps T) const {
+    const Bank& b = c.banks[static_cast<size_t>(t.bank)];
+    Plan p{0, kNever, kNever, std::max(T, b.cas_ok)};
+    if (b.open_row != t.row) {
+      p.kind = b.open_row < 0 ? 1 : 2;
+      Ps act_lb = T;
+      if (p.kind == 2) {
+        p.pre = std::max(T, b.pre_ok);
+        act_lb = p.pre + s_.rp;
+      }
+      p.act = std::max({act_lb, b.act_ok, c.last_act + s_.rrd, c.acts[c.act_i] + s_.faw});
+      p.cas = p.act + s_.rcd;
+    }
+    const int bg = t.bank / s_.banks_per_group;
+    const Ps lat = write ? s_.wl : s_.rl;
+    p.cas = std::max({p.cas, c.bg_last_cas[static_cast<size_t>(bg)] + s_.ccd_l, c.bus_free - lat});
+    if (write && c.last_dir == 0) p.cas = std::max(p.cas, c.last_read_end + s_.rtw - s_.wl);
+    if (!write && c.last_dir == 1) p.cas = std::max(p.cas, c.last_write_end + s_.wtr);
+    return p;
+  }
+
+  void refresh_until(Channel& c, Ps T) {
+    if (s_.refresh == Refresh::Off) return;
+    while (c.next_ref <= T) {
+      auto ready = [this](const Bank& b) {
+        return b.open_row >= 0 ? std::max(b.pre_ok, b.act_ok) + s_.rp : b.act_ok;
+      };
+      if (s_.refresh == Refresh::AllBank) {
+        Ps start = c.next_ref;
+        for (const Bank& b : c.banks) start = std::max(start, ready(b));
+        for (Bank& b : c.banks) {
+          b.open_row = -1;
+          b.act_ok = start + s_.rfc_ab;
+          ++b.st.refreshes;
+        }
+        c.next_ref += s_.refi;
+      } else {
+        Bank& b = c.banks[static_cast<size_t>(c.ref_bank)];
+        Ps start = std::max(c.next_ref, ready(b));
+        b.open_row = -1;
+        b.act_ok = start + s_.rfc_pb;
+        ++b.st.refreshes;
+        c.ref_bank = (c.ref_bank + 1) % s_.banks();
+        c.next_ref += s_.refi / s_.banks();
+      }
+      ++c.refreshes;
+    }
+  }
+
+  // Write-drain policy (dram.h): switches the channel's mode before each pick.
+  void choose_mode(Channel& c) {
+    const size_t batch = s_.write_high - s_.write_low;
+    bool sw;
+    if (!c.writing)
+      sw = !c.wq.empty() && (c.rq.empty() || (c.wq.size() >= s_.write_high && c.phase_n >= batch));
+    else
+      sw = !c.rq.empty() && (c.wq.empty() || c.wq.size() <= s_.write_low || c.phase_n >= batch);
+    if (sw) {
+      c.writing = !c.writing;
+      c.phase_n = 0;
+    }
+  }
+
+  void decide(int ci) {
+    Channel& c = ch_[static_cast<size_t>(ci)];
+    c.pending = false;
+    const Ps now_ps = lpddr5::ps_of_cycle(env_.sched.now(), s_.clock_ghz);
+    while (!c.rq.empty() || !c.wq.empty()) {
+      const Ps T = std::max(now_ps, c.next_decision);
+      if (T > now_ps) {
+        wake(ci);
+        return;
+      }
+      refresh_until(c, T);
+      choose_mode(c);
+      commit(ci, c, T);
+    }
+  }
+
+  // FR-FCFS: the transaction whose CAS can issue first; ties go to the oldest.
+  void commit(int ci, Channel& c, Ps T) {
+    const bool write = c.writing;
+    std::vector<Txn>& q = write ? c.wq : c.rq;
+    // No candidate can issue before `floor` (bus and turnaround): stop at the first that can.
+    Ps floor = std::max(T, c.bus_free - (write ? s_.wl : s_.rl));
+    if (write && c.last_dir == 0) floor = std::max(floor, c.last_read_end + s_.rtw - s_.wl);
+    if (!write && c.last_dir == 1) floor = std::max(floor, c.last_write_end + s_.wtr);
+    size_t best = 0;
+    Plan bp = plan(c, q[0], write, T);
+    for (size_t i = 1; i < q.size() && bp.cas > floor; ++i) {
+      Plan p = plan(c, q[i], write, T);
+      if (p.cas < bp.cas) bp = p, best = i;
+    }
+    const Txn t = q[best];
+    q.erase(q.begin() + static_cast<std::ptrdiff_t>(best));
+    refill(c, write);
+
+    Bank& b = c.banks[static_cast<size_t>(t.bank)];
+    if (bp.kind == 0)
+      ++b.st.hits;
+    else if (bp.kind == 1)
+      ++b.st.misses;
+    else
+      ++b.st.conflicts;
+    if (bp.kind != 0) {
+      b.open_row = t.row;
+      c.last_act = bp.act;
+      c.acts[c.act_i] = bp.act;
+      c.act_i = (c.act_i + 1) % c.acts.size();
+      b.pre_ok = bp.act + s_.ras;
+      b.cas_ok = bp.act + s_.rcd;
+    }
+    const Ps start = bp.cas + (write ? s_.wl : s_.rl);
+    const Ps end = start + s_.burst;
+    b.pre_ok = std::max(b.pre_ok, write ? end + s_.wr : bp.cas + s_.rtp);
+    c.bg_last_cas[static_cast<size_t>(t.bank / s_.banks_per_group)] = bp.cas;
+    c.bus_free = end;
+    c.bus_busy += s_.burst;
+    if (c.last_dir >= 0 && c.last_dir != static_cast<int>(write)) ++(write ? c.r2w : c.w2r);
+    c.last_dir = static_cast<int>(write);
+    (write ? c.last_write_end : c.last_read_end) = end;
+    ++(write ? b.st.writes : b.st.reads);
+    ++c.phase_n;
+    c.next_decision = bp.cas;
+    if (env_.trace)
+      env_.trace->span(tracks_[static_cast<size_t>(ci)], write ? "write" : "read",
+                       lpddr5::cycle_at_or_after(start, s_.clock_ghz),
+                       lpddr5::cycle_at_or_after(end, s_.clock_ghz) -
+                           lpddr5::cycle_at_or_after(start, s_.clock_ghz),
+                       "",
+                       "core " + std::to_string(requests_[t.req].req.core) + " row " +
+                           std::to_string(t.row) +
+                           (bp.kind == 0   ? " hit"
+                            : bp.kind == 1 ? " miss"
+                                           : " conflict"));
+    finish_txn(t.req, end);
+  }
+
+  void refill(Channel& c, bool write) {
+    std::vector<Txn>& q = write ? c.wq : c.rq;
+    std::vector<Txn>& back = write ? c.wback : c.rback;
+    size_t& head = write ? c.wback_head : c.rback_head;
+    while (q.size() < s_.queue_depth && head < back.size()) q.push_back(back[head++]);
+    if (head == back.size()) back.clear(), head = 0;
+  }
+
+  void finish_txn(uint32_t id, Ps end) {
+    Request& r = requests_[id];
+    r.end = std::max(r.end, end);
+    if (--r.left > 0) return;
+    const uint64_t at = lpddr5::cycle_at_or_after(r.end + s_.frontend, s_.clock_ghz);
+    env_.sched.at(std::max(at, env_.sched.now()), std::move(r.req.landed));
+    r.req.landed = nullptr;
+    free_.push_back(id);
+  }
+
+  Env& env_;
+  Spec s_;
+  std::vector<Channel> ch_;
+  std::vector<Request> requests_;
+  std::vector<uint32_t> free_;
+  std::vector<int> tracks_;
+  uint64_t read_bytes_ = 0, write_bytes_ = 0, read_requests_ = 0, write_requests_ = 0;
+  uint64_t moved_bytes_ = 0;
+};
+
+nlohmann::json Lpddr5Dram::stats() const {
+  const double ps_per_cycle = 1000.0 / s_.clock_ghz;
+  nlohmann::json channels = nlohmann::json::array();
+  Ps busy = 0;
+  uint64_t tot[6] = {0, 0, 0, 0, 0, 0};
+  for (const Channel& c : ch_) {
+    nlohmann::json banks = nlohmann::json::array();
+    BankStats sum;
+    for (const Bank& b : c.banks) {
+      banks.push_back({{"reads", b.st.reads},
+                       {"writes", b.st.writes},
+                       {"row_hits", b.st.hits},
+                       {"row_misses", b.st.misses},
+                       {"row_conflicts", b.st.conflicts},
+                       {"refreshes", b.st.refreshes}});
+      sum.reads += b.st.reads, sum.writes += b.st.writes, sum.hits += b.st.hits;
+      sum.misses += b.st.misses, sum.conflicts += b.st.conflicts;
+    }
+    busy += c.bus_busy;
+    tot[0] += sum.reads, tot[1] += sum.writes, tot[2] += sum.hits, tot[3] += sum.misses;
+    tot[4] += sum.conflicts, tot[5] += c.refreshes;
+    channels.push_back({{"reads", sum.reads},
+                        {"writes", sum.writes},
+                        {"row_hits", sum.hits},
+                        {"row_misses", sum.misses},
+                        {"row_conflicts", sum.conflicts},
+                        {"refreshes", c.refreshes},
+                        {"data_bus_busy_cycles", static_cast<double>(c.bus_busy) / ps_per_cycle},
+                        {"read_to_write_turnarounds", c.r2w},
+                        {"write_to_read_turnarounds", c.w2r},
+                        {"queue_full_stalls", c.stalls},
+                        {"banks", banks}});
+  }
+  return {
+      {"impl", "lpddr5"},
+      {"read_bytes", read_bytes_},
+      {"write_bytes", write_bytes_},
+      {"read_requests", read_requests_},
+      {"write_requests", write_requests_},
+      {"moved_bytes", moved_bytes_},
+      {"busy_cycles", static_cast<double>(busy) / ps_per_cycle / static_cast<double>(s_.channels)},
+      {"peak_gbps", s_.peak_gbps},
+      {"reads", tot[0]},
+      {"writes", tot[1]},
+      {"row_hits", tot[2]},
+      {"row_misses", tot[3]},
+      {"row_conflicts", tot[4]},
+      {"refreshes", tot[5]},
+      {"channels", channels},
+      {"units",
+       {{"read_bytes", "bytes"},
+        {"write_bytes", "bytes"},
+        {"moved_bytes", "bytes"},
+        {"read_requests", "requests"},
+        {"write_requests", "requests"},
+        {"busy_cycles", "core cycles, mean data-bus busy time of one channel"},
+        {"peak_gbps", "GB/s"},
+        {"reads", "128 B transactions"},
+        {"writes", "128 B transactions"},
+        {"row_hits", "transactions"},
+        {"row_misses", "transactions to a precharged bank"},
+        {"row_conflicts", "transactions that closed another row"},
+        {"refreshes", "REFab (channel) or REFpb (bank) commands"},
+        {"data_bus_busy_cycles", "core cycles"},
+        {"read_to_write_turnarounds", "count"},
+        {"write_to_read_turnarounds", "count"},
+        {"queue_full_stalls", "transactions that found their queue full"}}}};
+}
+
+}  // namespace
+
+std::unique_ptr<DramModel> make_lpddr5_dram(Env& env) { return std::make_unique<Lpddr5Dram>(env); }
+
+}  // namespace spyre::sim

@@ -1,0 +1,180 @@
+// "lpddr5" specs: parameters to picoseconds, the address map, cycle conversions.
+#include "lpddr5_spec.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "spyre/error.h"
+
+namespace spyre::sim::lpddr5 {
+namespace {
+
+Ps ns_to_ps(const char* key, double ns, bool allow_zero = true) {
+  if (!(ns >= 0) || (!allow_zero && ns == 0)) throw Error(key, "must be positive");
+  return static_cast<Ps>(std::llround(ns * 1000.0));
+}
+
+int positive_int(const char* key, int64_t v) {
+  if (v <= 0 || v > (1 << 20))
+    throw Error(key, "must be in [1, 1048576], got " + std::to_string(v));
+  return static_cast<int>(v);
+}
+
+}  // namespace
+
+AddressMap::AddressMap(const std::string& scheme, int64_t word_bytes, int channels, int bank_groups,
+                       int banks_per_group, int64_t columns, bool xor_banks)
+    : xor_banks_(xor_banks),
+      word_bytes_(word_bytes),
+      channels_(channels),
+      bank_groups_(bank_groups),
+      banks_per_group_(banks_per_group),
+      columns_(columns) {
+  std::vector<Field> msb_first;
+  std::stringstream in(scheme);
+  std::string name;
+  bool seen[5] = {false, false, false, false, false};
+  while (std::getline(in, name, '-')) {
+    Field f;
+    if (name == "ch")
+      f = Field::Channel;
+    else if (name == "bg")
+      f = Field::BankGroup;
+    else if (name == "ba")
+      f = Field::Bank;
+    else if (name == "ro")
+      f = Field::Row;
+    else if (name == "co")
+      f = Field::Column;
+    else
+      throw Error("dram.address_map", "unknown field '" + name + "' in '" + scheme +
+                                          "' (expected ro, ba, bg, co, ch joined by '-')");
+    if (seen[static_cast<int>(f)])
+      throw Error("dram.address_map", "field '" + name + "' appears twice in '" + scheme + "'");
+    seen[static_cast<int>(f)] = true;
+    msb_first.push_back(f);
+  }
+  if (msb_first.size() != 5)
+    throw Error("dram.address_map", "'" + scheme + "' must name ro, ba, bg, co and ch once each");
+  lsb_first_.assign(msb_first.rbegin(), msb_first.rend());
+}
+
+Location AddressMap::decode(uint64_t addr) const {
+  Location loc;
+  uint64_t x = addr / static_cast<uint64_t>(word_bytes_);
+  int bg = 0, ba = 0;
+  for (size_t i = 0; i < lsb_first_.size(); ++i) {
+    const Field f = lsb_first_[i];
+    auto take = [&x](uint64_t n) {
+      uint64_t v = x % n;
+      x /= n;
+      return v;
+    };
+    switch (f) {
+      case Field::Channel:
+        loc.channel = static_cast<int>(take(static_cast<uint64_t>(channels_)));
+        break;
+      case Field::BankGroup:
+        bg = static_cast<int>(take(static_cast<uint64_t>(bank_groups_)));
+        break;
+      case Field::Bank: ba = static_cast<int>(take(static_cast<uint64_t>(banks_per_group_))); break;
+      case Field::Column:
+        loc.column = static_cast<int64_t>(take(static_cast<uint64_t>(columns_)));
+        break;
+      case Field::Row: {
+        // The row takes every bit above the fields below it; fields above it still decode
+        // from what is left (a scheme with ro not first wraps the row at 2^32 rows).
+        const bool last = i + 1 == lsb_first_.size();
+        loc.row = static_cast<int64_t>(last ? x : take(uint64_t{1} << 32));
+        if (last) x = 0;
+        break;
+      }
+    }
+  }
+  if (xor_banks_) {
+    // Permutation-based interleaving (Zhang et al., MICRO 2000): rows that alias on one bank
+    // under power-of-two strides are spread over the bank groups and banks.
+    const auto r = static_cast<uint64_t>(loc.row);
+    bg = static_cast<int>((static_cast<uint64_t>(bg) ^ r) % static_cast<uint64_t>(bank_groups_));
+    ba = static_cast<int>((static_cast<uint64_t>(ba) ^ (r / static_cast<uint64_t>(bank_groups_))) %
+                          static_cast<uint64_t>(banks_per_group_));
+  }
+  loc.bank_group = bg;
+  loc.bank = bg * banks_per_group_ + ba;
+  return loc;
+}
+
+Spec make_spec(const arch::ArchConfig& cfg) {
+  Spec s;
+  s.channels = positive_int("dram.channels", cfg.dram_channels);
+  s.bank_groups = positive_int("dram.bank_groups", cfg.dram_bank_groups);
+  s.banks_per_group = positive_int("dram.banks_per_group", cfg.dram_banks_per_group);
+  s.word_bytes = positive_int("dram.word_bytes", cfg.dram_word_bytes);
+  const int width_bits = positive_int("dram.channel_width_bits", cfg.dram_channel_width_bits);
+  if (cfg.dram_row_bytes < s.word_bytes || cfg.dram_row_bytes % s.word_bytes != 0)
+    throw Error("dram.row_bytes", "must be a positive multiple of dram.word_bytes");
+  s.columns = cfg.dram_row_bytes / s.word_bytes;
+  if (!(cfg.dram_data_rate_mtps > 0)) throw Error("dram.data_rate_mtps", "must be positive");
+  // One word = word_bytes * 8 / width beats at data_rate MT/s.
+  const double beats = static_cast<double>(s.word_bytes) * 8.0 / width_bits;
+  s.burst = static_cast<Ps>(std::llround(beats * 1e6 / cfg.dram_data_rate_mtps));
+  if (s.burst <= 0) throw Error("dram.data_rate_mtps", "a word must take at least 1 ps");
+  // tCCD_L is per BL16 burst; a word is beats/16 of them.
+  s.ccd_l =
+      static_cast<Ps>(std::llround(ns_to_ps("dram.tccd_l_ns", cfg.dram_tccd_l_ns) * beats / 16.0));
+  s.rcd = ns_to_ps("dram.trcd_ns", cfg.dram_trcd_ns);
+  s.rl = ns_to_ps("dram.rl_ns", cfg.dram_rl_ns);
+  s.wl = ns_to_ps("dram.wl_ns", cfg.dram_wl_ns);
+  s.rp = ns_to_ps("dram.trp_ns", cfg.dram_trp_ns);
+  s.ras = ns_to_ps("dram.tras_ns", cfg.dram_tras_ns);
+  s.rrd = ns_to_ps("dram.trrd_ns", cfg.dram_trrd_ns);
+  s.faw = ns_to_ps("dram.tfaw_ns", cfg.dram_tfaw_ns);
+  s.wtr = ns_to_ps("dram.twtr_ns", cfg.dram_twtr_ns);
+  s.rtw = ns_to_ps("dram.trtw_ns", cfg.dram_trtw_ns);
+  s.wr = ns_to_ps("dram.twr_ns", cfg.dram_twr_ns);
+  s.rtp = ns_to_ps("dram.trtp_ns", cfg.dram_trtp_ns);
+  if (cfg.dram_refresh == "ab")
+    s.refresh = Refresh::AllBank;
+  else if (cfg.dram_refresh == "pb")
+    s.refresh = Refresh::PerBank;
+  else if (cfg.dram_refresh == "off")
+    s.refresh = Refresh::Off;
+  else
+    throw Error("dram.refresh",
+                "unknown refresh mode '" + cfg.dram_refresh + "' (known: ab, pb, off)");
+  s.refi = ns_to_ps("dram.trefi_ns", cfg.dram_trefi_ns, false);
+  s.rfc_ab = ns_to_ps("dram.trfcab_ns", cfg.dram_trfcab_ns);
+  s.rfc_pb = ns_to_ps("dram.trfcpb_ns", cfg.dram_trfcpb_ns);
+  if (s.refresh == Refresh::PerBank && s.refi / s.banks() <= 0)
+    throw Error("dram.trefi_ns", "too short for per-bank refresh of every bank");
+  s.frontend = ns_to_ps("dram.frontend_latency_ns", cfg.dram_frontend_latency_ns);
+  s.queue_depth = static_cast<size_t>(positive_int("dram.queue_depth", cfg.dram_queue_depth));
+  if (cfg.dram_write_low < 0 || cfg.dram_write_low >= cfg.dram_write_high ||
+      cfg.dram_write_high > cfg.dram_queue_depth)
+    throw Error("dram.write_high",
+                "need 0 <= dram.write_low < dram.write_high <= dram.queue_depth");
+  s.write_high = static_cast<size_t>(cfg.dram_write_high);
+  s.write_low = static_cast<size_t>(cfg.dram_write_low);
+  if (cfg.dram_bank_xor != 0 && cfg.dram_bank_xor != 1)
+    throw Error("dram.bank_xor", "must be 0 or 1");
+  s.map = AddressMap(cfg.dram_address_map, s.word_bytes, s.channels, s.bank_groups,
+                     s.banks_per_group, s.columns, cfg.dram_bank_xor == 1);
+  s.clock_ghz = cfg.clock_ghz;
+  s.peak_gbps =
+      static_cast<double>(s.channels) * width_bits / 8.0 * cfg.dram_data_rate_mtps / 1000.0;
+  return s;
+}
+
+Ps ps_of_cycle(uint64_t c, double clock_ghz) {
+  return static_cast<Ps>(std::llround(static_cast<double>(c) * 1000.0 / clock_ghz));
+}
+
+uint64_t cycle_at_or_after(Ps ps, double clock_ghz) {
+  if (ps <= 0) return 0;
+  auto c = static_cast<uint64_t>(std::ceil(static_cast<double>(ps) * clock_ghz / 1000.0 - 1e-9));
+  while (ps_of_cycle(c, clock_ghz) < ps) ++c;
+  while (c > 0 && ps_of_cycle(c - 1, clock_ghz) >= ps) --c;
+  return c;
+}
+
+}  // namespace spyre::sim::lpddr5

@@ -1,0 +1,72 @@
+#pragma once
+// Internal to sim/dram: the validated, immutable specs of the "lpddr5" model (every dram.*
+// parameter of params.def converted to integer picoseconds and counts), the address map, and
+// the core-cycle <-> picosecond conversions. Tests may include it (tests/sim/dram_test.cpp).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "spyre/arch/arch.h"
+
+namespace spyre::sim::lpddr5 {
+
+using Ps = int64_t;  // picoseconds from the start of the run
+
+enum class Field { Channel, BankGroup, Bank, Row, Column };
+enum class Refresh { AllBank, PerBank, Off };
+
+// Where a DRAM byte address lands. `column` counts transactions (words) within the row.
+struct Location {
+  int channel = 0, bank_group = 0, bank = 0;  // bank: index within the channel, bg * banks + b
+  int64_t row = 0, column = 0;
+};
+
+// Mixed-radix decode of addr / word_bytes, fields taken from the least significant end of the
+// scheme (the rightmost name) upwards; the row takes whatever is left (no wrap).
+// "ro-ba-bg-co-ch": consecutive words go to consecutive channels, then columns of one row.
+class AddressMap {
+ public:
+  AddressMap() = default;
+  // Throws spyre::Error("dram.address_map", ...) unless the scheme names ro, ba, bg, co and
+  // ch exactly once each, separated by '-'.
+  // xor_banks: bank group ^= row, bank ^= row / bank_groups (both modulo their counts).
+  AddressMap(const std::string& scheme, int64_t word_bytes, int channels, int bank_groups,
+             int banks_per_group, int64_t columns, bool xor_banks = false);
+  Location decode(uint64_t addr) const;
+
+ private:
+  std::vector<Field> lsb_first_;
+  bool xor_banks_ = false;
+  int64_t word_bytes_ = 128;
+  int channels_ = 1, bank_groups_ = 1, banks_per_group_ = 1;
+  int64_t columns_ = 1;
+};
+
+struct Spec {
+  int channels = 16, bank_groups = 4, banks_per_group = 4;
+  int banks() const { return bank_groups * banks_per_group; }
+  int64_t word_bytes = 128;
+  int64_t columns = 16;  // words per row
+  AddressMap map;
+  // Timing, ps. burst: data-bus time of one word; ccd_l: start-to-start spacing of two words
+  // to one bank group (BG mode); rtw: data-bus gap from read data end to write data start;
+  // wtr: write data end to the next read command.
+  Ps burst = 10000, ccd_l = 20000, rcd = 18750, rl = 25000, wl = 13750, rp = 18750;
+  Ps ras = 42500, rrd = 5000, faw = 20000, wtr = 12500, rtw = 2500, wr = 35000, rtp = 5000;
+  Refresh refresh = Refresh::AllBank;
+  Ps refi = 3906000, rfc_ab = 280000, rfc_pb = 140000;
+  Ps frontend = 20000;
+  size_t queue_depth = 64, write_high = 48, write_low = 40;
+  double clock_ghz = 1.5;
+  double peak_gbps = 204.8;
+};
+
+// Validates and converts; throws spyre::Error naming the parameter.
+Spec make_spec(const arch::ArchConfig& cfg);
+
+// Start of core cycle c in ps (rounded to the nearest ps) and the first cycle starting at or
+// after `ps` (data that is ready at ps is delivered then).
+Ps ps_of_cycle(uint64_t c, double clock_ghz);
+uint64_t cycle_at_or_after(Ps ps, double clock_ghz);
+
+}  // namespace spyre::sim::lpddr5

@@ -1,0 +1,219 @@
+// The "lpddr5" DRAM model: exact cycles of single transactions (the arithmetic in each
+// comment, in ps; a core cycle at 1.5 GHz is 666.67 ps, and data lands at the first cycle at
+// or after data end + frontend 20 ns), and the calibration against IBM's measured bandwidth.
+//
+// Defaults used below (params.def): tRCD 18.75 ns, RL 25, WL 13.75, tRP 18.75, tRAS 42.5,
+// tRTP 5, tRRD 5, tWTR 12.5, tRTW 2.5, a 128 B word on a x16 channel at 6400 MT/s = 10 ns,
+// tCCD_L 5 ns per BL16 = 20 ns per word to one bank group, tREFI 3906 ns, tRFCab 280 ns.
+// Address map ro-ba-bg-co-ch with dram.bank_xor: channel 0, bank group g, bank b, row 0,
+// column k is at 128 * (16 k + 256 g + 1024 b); row r adds 4096 * 128 * r (and XORs g with r).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "../../sim/dram/lpddr5_spec.h"
+#include "spyre/error.h"
+#include "spyre/isa/format.h"
+#include "spyre/sim/dram.h"
+#include "spyre/sim/simulate.h"
+
+namespace spyre::sim {
+namespace {
+
+constexpr uint64_t kRow = 4096 * 128, kBankGroup = 256 * 128, kBank = 1024 * 128, kCol = 16 * 128;
+
+// Drives one DramModel on a bare EventQueue and records the cycle each request lands.
+struct Harness {
+  arch::ArchConfig cfg;
+  isa::Program program;
+  EventQueue q;
+  std::vector<uint64_t> landed;
+  Harness() { cfg.dram_impl = "lpddr5"; }
+  // Each request: {cycle, write, addr}; returns the landing cycles in request order.
+  struct Req {
+    uint64_t cycle;
+    bool write;
+    uint64_t addr;
+  };
+  nlohmann::json stats;
+  std::vector<uint64_t> run(const std::vector<Req>& reqs) {
+    Env env{cfg, program, q};
+    auto dram = make_dram("lpddr5", env);
+    landed.assign(reqs.size(), 0);
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      q.at(reqs[i].cycle, [&, i] {
+        DramRequest r;
+        r.core = 0;
+        r.bytes = r.cost_bytes = 128;
+        r.addr = reqs[i].addr;
+        r.write = reqs[i].write;
+        r.landed = [&, i] { landed[i] = q.now(); };
+        dram->submit(std::move(r));
+      });
+    }
+    q.run_all();
+    stats = dram->stats();
+    return landed;
+  }
+};
+
+TEST(Lpddr5AddressMap, RoBaBgCoChPlacesConsecutiveWordsOnConsecutiveChannels) {
+  lpddr5::AddressMap m("ro-ba-bg-co-ch", 128, 16, 4, 4, 16);
+  auto l = m.decode(3 * 128 + 5 * kCol + 2 * kBankGroup + 1 * kBank + 7 * kRow + 17);
+  EXPECT_EQ(l.channel, 3);
+  EXPECT_EQ(l.column, 5);
+  EXPECT_EQ(l.bank_group, 2);
+  EXPECT_EQ(l.bank, 2 * 4 + 1);
+  EXPECT_EQ(l.row, 7);
+  // With the XOR: bank group 2 ^ (7 % 4) = 1, bank 1 ^ (7 / 4 % 4) = 0.
+  lpddr5::AddressMap x("ro-ba-bg-co-ch", 128, 16, 4, 4, 16, true);
+  auto lx = x.decode(3 * 128 + 5 * kCol + 2 * kBankGroup + 1 * kBank + 7 * kRow + 17);
+  EXPECT_EQ(lx.bank_group, 1);
+  EXPECT_EQ(lx.bank, 1 * 4 + 0);
+  EXPECT_THROW(lpddr5::AddressMap("ro-ba-bg-co", 128, 16, 4, 4, 16), Error);
+  EXPECT_THROW(lpddr5::AddressMap("ro-ba-bg-co-ch-ch", 128, 16, 4, 4, 16), Error);
+}
+
+TEST(Lpddr5Dram, UnknownImplListsTheKnownOnes) {
+  arch::ArchConfig cfg;
+  isa::Program p;
+  EventQueue q;
+  Env env{cfg, p, q};
+  try {
+    make_dram("hbm9", env);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("known: fifo, lpddr5"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Lpddr5Dram, RowMissToClosedBankTakesRcdPlusRlPlusBurst) {
+  // ACT 0, CAS 18750, data 43750..53750, + 20000 = 73750 ps = cycle 110.6 -> 111.
+  Harness h;
+  EXPECT_EQ(h.run({{0, false, 0}}), (std::vector<uint64_t>{111}));
+  EXPECT_EQ(h.stats["row_misses"].get<uint64_t>(), 1u);
+}
+
+TEST(Lpddr5Dram, RowHitWaitsOnlyForTheBankGroupsCcdL) {
+  // Both arrive at cycle 0. The first: ACT 0, CAS 18750, lands 111. The channel decides the
+  // next at its CAS, cycle ceil(28.1) = 29 (19333 ps): the row is open (hit), CAS >=
+  // max(19333, bus 53750 - RL = 28750, same bank group 18750 + tCCD_L 20000 = 38750) =
+  // 38750, data 63750..73750, + 20000 = 93750 ps = cycle 140.6 -> 141.
+  Harness h;
+  EXPECT_EQ(h.run({{0, false, 0}, {0, false, kCol}}), (std::vector<uint64_t>{111, 141}));
+  EXPECT_EQ(h.stats["row_hits"].get<uint64_t>(), 1u);
+  EXPECT_EQ(h.stats["channels"][0]["banks"][0]["row_hits"].get<uint64_t>(), 1u);
+}
+
+TEST(Lpddr5Dram, BankConflictPaysRasThenRpThenRcd) {
+  // Row 0 then row 1 of the same bank (bank group 1 ^ 1 = 0 under the XOR). The first lands at 111
+  // (ACT 0). The second, decided at 19333: PRE >= ACT + tRAS = 42500 (> CAS + tRTP 23750), ACT =
+  // 42500 + tRP = 61250, CAS = 80000, data 105000..115000, + 20000 = 135000 ps = cycle 202.5 ->
+  // 203.
+  Harness h;
+  EXPECT_EQ(h.run({{0, false, 0}, {0, false, kRow + kBankGroup}}),
+            (std::vector<uint64_t>{111, 203}));
+  EXPECT_EQ(h.stats["row_conflicts"].get<uint64_t>(), 1u);
+}
+
+TEST(Lpddr5Dram, AllBankRefreshDelaysARequest) {
+  // Cycle 5859 = 3906000 ps = tREFI: the refresh starts then and holds every bank until
+  // 4186000; ACT 4186000, CAS 4204750, data 4229750..4239750, + 20000 = 4259750 ps = cycle
+  // 6389.6 -> 6390. Without refresh: 3906000 + 73750 = 3979750 ps = cycle 5969.6 -> 5970.
+  Harness h;
+  EXPECT_EQ(h.run({{5859, false, 0}}), (std::vector<uint64_t>{6390}));
+  // Refresh is applied when a channel next decides: only channel 0 had work.
+  EXPECT_EQ(h.stats["channels"][0]["refreshes"].get<uint64_t>(), 1u);
+  Harness off;
+  off.cfg.dram_refresh = "off";
+  EXPECT_EQ(off.run({{5859, false, 0}}), (std::vector<uint64_t>{5970}));
+}
+
+TEST(Lpddr5Dram, ReadToWriteTurnaroundLeavesRtwOnTheBus) {
+  // A read (bank group 0) and a write (bank group 1, closed), both at cycle 0. Reads first:
+  // read data 43750..53750, lands 111. At 19333 the read queue is empty: write mode; ACT
+  // 19333, CAS >= max(ACT + tRCD 38083, bus 53750 - WL = 40000, read end 53750 + tRTW 2500
+  // - WL = 42500) = 42500; data 56250..66250, + 20000 = 86250 ps = cycle 129.4 -> 130
+  // (without tRTW: 126).
+  Harness h;
+  EXPECT_EQ(h.run({{0, false, 0}, {0, true, kBankGroup}}), (std::vector<uint64_t>{111, 130}));
+  EXPECT_EQ(h.stats["channels"][0]["read_to_write_turnarounds"].get<uint64_t>(), 1u);
+}
+
+TEST(Lpddr5Dram, WriteToReadTurnaroundWaitsWtr) {
+  // A write at cycle 0 (only writes queued: write mode): ACT 0, CAS 18750, data
+  // 32500..42500, lands 62500 ps = cycle 93.75 -> 94. A read (bank group 1) arrives at cycle 1;
+  // decided at 19333: ACT 19333, CAS >= max(38083, write end 42500 + tWTR 12500 = 55000) =
+  // 55000, data 80000..90000, + 20000 = 110000 ps = cycle 165.
+  Harness h;
+  EXPECT_EQ(h.run({{0, true, 0}, {1, false, kBankGroup}}), (std::vector<uint64_t>{94, 165}));
+  EXPECT_EQ(h.stats["channels"][0]["write_to_read_turnarounds"].get<uint64_t>(), 1u);
+}
+
+TEST(Lpddr5Dram, FawLimitsTheFifthActivate) {
+  // tFAW raised to 100 ns so that it binds. Five reads to closed banks in bank groups
+  // 0, 1, 2, 3, 0 (bank 1) at cycle 0; each is decided at the previous CAS (rounded up to a
+  // cycle): ACTs at 0, 19333, 38667, 58000 (CAS = ACT + 18750, data CAS + 25000 .. + 10000).
+  // The fifth, decided at 77333, must wait for the first ACT + tFAW = 100000: CAS 118750,
+  // data 143750..153750, + 20000 = 173750 ps = cycle 260.6 -> 261 (without tFAW: ACT 77333,
+  // lands at cycle 227).
+  Harness h;
+  h.cfg.dram_tfaw_ns = 100;
+  EXPECT_EQ(h.run({{0, false, 0},
+                   {0, false, kBankGroup},
+                   {0, false, 2 * kBankGroup},
+                   {0, false, 3 * kBankGroup},
+                   {0, false, kBank}}),
+            (std::vector<uint64_t>{111, 140, 169, 198, 261}));
+}
+
+// Calibration, as tools/bench/dram does it: each of 32 cores moves 960 KiB in 30 dma
+// instructions of 32 KiB (the first `loads` load, the rest store; dma_in and dma_out run at the
+// same time), from and to its own 1 MiB-aligned regions (timing only). Effective bandwidth =
+// bytes / device time.
+double stream_gbps(int loads) {
+  const int cores = 32, n = 30;
+  const int64_t chunk = 32768, region = 1 << 20, wbase = cores * region;
+  std::string text = ".spyre 1\n.cores 32\n.dram_bytes " + std::to_string(2 * wbase) + "\n";
+  for (int c = 0; c < cores; ++c) {
+    text += ".core " + std::to_string(c) + "\n";
+    for (int i = 0; i < n; ++i) {
+      const std::string lx = std::to_string((i % 32) * chunk);
+      if (i < loads)
+        text += "  dma.load dram=" + std::to_string(c * region + i * chunk) + " lx=" + lx +
+                " bytes=32768\n";
+      else
+        text += "  dma.store lx=" + lx + " dram=" + std::to_string(wbase + c * region + i * chunk) +
+                " bytes=32768\n";
+    }
+    text += "  halt\n";
+  }
+  arch::ArchConfig cfg;  // the built-in "spyre" defaults: lpddr5
+  EXPECT_EQ(cfg.dram_impl, "lpddr5");
+  DeviceMemory dram;
+  SimOptions opts;
+  opts.functional = false;
+  SimResult r = simulate(isa::assemble(text), cfg, dram, opts);
+  return static_cast<double>(r.dram_read_bytes + r.dram_write_bytes) /
+         (static_cast<double>(r.cycles) / cfg.clock_ghz);
+}
+
+TEST(Lpddr5Calibration, StreamingReadsFrom32CoresReach150GBps) {
+  const double gbps = stream_gbps(30);
+  EXPECT_NEAR(gbps, 150.0, 150.0 * 0.03) << gbps;
+}
+
+TEST(Lpddr5Calibration, StreamingWritesFrom32CoresReach150GBpsWithin5Percent) {
+  // Writes pay tWR on every row switch: 145.2 GB/s, -3.2 %.
+  const double gbps = stream_gbps(0);
+  EXPECT_NEAR(gbps, 150.0, 150.0 * 0.05) << gbps;
+}
+
+TEST(Lpddr5Calibration, BalancedReadWriteFrom32CoresReach105GBps) {
+  const double gbps = stream_gbps(15);
+  EXPECT_NEAR(gbps, 105.0, 105.0 * 0.05) << gbps;
+}
+
+}  // namespace
+}  // namespace spyre::sim

@@ -1,0 +1,135 @@
+// LX banks (bank demand, bookings, conflicts between units) and 4-D DMA descriptors. Exact
+// cycles with the arithmetic in comments (16 banks of 128 B; bank of address a = (a/128) % 16).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "sim_test_util.h"
+#include "spyre/sim/lx.h"
+
+namespace spyre::sim {
+namespace {
+
+using test::busy;
+using test::program;
+using test::run;
+
+arch::ArchConfig config(int cores = 4) {
+  arch::ArchConfig cfg = test::config(cores);
+  cfg.dram_impl = "fifo";  // the DMA arithmetic below is the fifo model's
+  return cfg;
+}
+
+TEST(Lx, DemandCountsChunksPerBank) {
+  Lx lx(config());
+  std::vector<uint64_t> d(16, 0);
+  lx.demand({0, 4096}, d);  // 32 chunks over 16 banks: 2 each
+  for (uint64_t v : d) EXPECT_EQ(v, 2u);
+  std::fill(d.begin(), d.end(), 0);
+  lx.demand({64, 128, 8, 2048, 3}, d);  // each row straddles banks 0 and 1; 8 rows, 3 times
+  EXPECT_EQ(d[0], 24u);
+  EXPECT_EQ(d[1], 24u);
+  EXPECT_EQ(d[2], 0u);
+  std::fill(d.begin(), d.end(), 0);
+  lx.demand({0, 4, 16, 4}, d);  // 16 fp32 with a 4-byte row stride coalesce into one chunk
+  EXPECT_EQ(d[0], 1u);
+}
+
+TEST(Lx, ConflictBetweenTwoUnitsStallsTheLaterBooking) {
+  // Unit A books 8 accesses on bank 0 over [0, 16): rate 0.5, ends 16.
+  // Unit B books 8 accesses on bank 0 over [4, 12): rate 1, gets 1 - 0.5 = 0.5 while A runs:
+  //   6 by 16, the other 2 at rate 1: f = 18 > 12: stall 6.
+  Lx lx(config());
+  EXPECT_EQ(lx.access(0, 16, {{0, 128, 8, 2048}}, 0), 16u);
+  EXPECT_EQ(lx.access(4, 8, {{16384, 128, 8, 2048}}, 4), 18u);
+  // A different bank does not conflict.
+  EXPECT_EQ(lx.access(4, 8, {{128, 128, 8, 2048}}, 4), 12u);
+  auto s = lx.stats();
+  EXPECT_EQ(s[0]["accesses"].get<uint64_t>(), 16u);
+  EXPECT_EQ(s[0]["conflict_stall_cycles"].get<uint64_t>(), 6u);
+  EXPECT_EQ(s[1]["conflict_stall_cycles"].get<uint64_t>(), 0u);
+  // One bank serves one access per cycle: 8 accesses in a 4-cycle window take 8.
+  Lx fresh(config());
+  EXPECT_EQ(fresh.access(0, 4, {{0, 128, 8, 2048}}, 0), 8u);
+}
+
+std::string fill(int cl, int64_t dst) {
+  // 16 rows of one 128 B stick, row stride 1024 f16 = 2048 B: all 16 rows in bank 0.
+  return "  sfp.fill cl=" + std::to_string(cl) + " dt=f16 dst=" + std::to_string(dst) +
+         " dst_rs=1024 dst_cs=1 rows=16 cols=64 value=1\n";
+}
+
+TEST(Lx, TwoSfpsOnOneBankStallTheLaterOne) {
+  // Alone, a fill takes d cycles (its closed form; 16 accesses on bank 0, d >= 16). Together:
+  // sfp0 books [1, 1 + d) at rate 16/d first; sfp1 starts at 2 (decoded a cycle later) and
+  // gets 1 - 16/d until 1 + d, i.e. (d - 1)(1 - 16/d) accesses, then 16/d per cycle:
+  //   f = 1 + d + (16 - (d - 1)(1 - 16/d)) * d / 16; sfp1 ends ceil(f) (e.g. d = 24: 38.5 -> 39
+  //   instead of 26).
+  auto cfg = config(1);
+  const uint64_t d = run(program(1, ".core 0\n" + fill(0, 0) + "  halt\n"), cfg).cycles - 1;
+  ASSERT_GE(d, 16u);
+  auto r = run(program(1, ".core 0\n" + fill(0, 0) + fill(1, 32768) + "  halt\n"), cfg);
+  const double dd = static_cast<double>(d);
+  const double f = 1 + dd + (16 - (dd - 1) * (1 - 16 / dd)) * dd / 16;
+  const auto end1 = static_cast<uint64_t>(std::ceil(f - 1e-9));
+  EXPECT_EQ(busy(r, 0, "sfp0"), d);
+  EXPECT_EQ(busy(r, 0, "sfp1"), end1 - 2);
+  EXPECT_EQ(r.cycles, end1);
+  const auto& bank0 = r.stats["chip"]["cores"][0]["lx"]["banks"][0];
+  EXPECT_EQ(bank0["accesses"].get<uint64_t>(), 32u);
+  EXPECT_EQ(bank0["conflict_stall_cycles"].get<uint64_t>(), end1 - (2 + d));
+  // Different banks (row 0 of the second fill in bank 1): no conflict, both take d.
+  auto apart = run(program(1, ".core 0\n" + fill(0, 0) + fill(1, 32768 + 128) + "  halt\n"), cfg);
+  EXPECT_EQ(busy(apart, 0, "sfp1"), d);
+}
+
+TEST(Dma, FourDimensionalLoadGathersAndTimes) {
+  // 2 outer x 2 reps x 2 rows x 128 B = 8 pieces of 128 B; they issue at 17..24 (128 / 256 ->
+  // 1 cycle each) and the DRAM serves them back to back (1.28 cycles each, from 17):
+  // the last ends 17 + 8 * 1.28 = 27.24, lands 28 + 150 = 178.
+  // The store of the gathered 1 KiB (after the token at 178): starts 178, issues 194, LX read [194,
+  // 198) (8 chunks, 8 banks), DRAM 10.24 cycles: 194.00-204.24, lands 205 + 150 = 355.
+  auto p = program(1, R"(.core 0
+  dma.load dram=0 lx=0 bytes=128 rows=2 dram_stride=256 lx_stride=128 reps=2 dram_rep=1024 lx_rep=256 outer=2 dram_outer=4096 lx_outer=512
+  sync.sig q=dma_in tok=0
+  sync.wait q=dma_out tok=0
+  dma.store lx=0 dram=65536 bytes=1024
+  halt)",
+                   1 << 17);
+  DeviceMemory dram(1 << 17, 0);
+  for (size_t i = 0; i < 8192; ++i) dram[i] = static_cast<uint8_t>(i * 13 + i / 256);
+  auto r = simulate(p, config(1), dram);
+  EXPECT_EQ(busy(r, 0, "dma_in"), 177u);
+  EXPECT_EQ(r.cycles, 355u);
+  for (int o = 0; o < 2; ++o)
+    for (int rep = 0; rep < 2; ++rep)
+      for (int row = 0; row < 2; ++row) {
+        const size_t src = static_cast<size_t>(o * 4096 + rep * 1024 + row * 256);
+        const size_t dst = 65536 + static_cast<size_t>(o * 512 + rep * 256 + row * 128);
+        ASSERT_EQ(std::memcmp(dram.data() + src, dram.data() + dst, 128), 0) << o << rep << row;
+      }
+  EXPECT_EQ(r.dram_read_bytes, 1024u);
+}
+
+TEST(Dma, FourDimensionalStoreScatters) {
+  // The store's 4-D form mirrors the load's: 2 x 2 x 1 x 128 B.
+  auto p = program(1, R"(.core 0
+  dma.load dram=0 lx=0 bytes=512
+  sync.sig q=dma_in tok=0
+  sync.wait q=dma_out tok=0
+  dma.store lx=0 dram=8192 bytes=128 reps=2 lx_rep=128 dram_rep=1024 outer=2 lx_outer=256 dram_outer=4096
+  halt)",
+                   1 << 15);
+  DeviceMemory dram(1 << 15, 0);
+  for (size_t i = 0; i < 512; ++i) dram[i] = static_cast<uint8_t>(i * 5 + 1);
+  simulate(p, config(1), dram);
+  for (int o = 0; o < 2; ++o)
+    for (int rep = 0; rep < 2; ++rep)
+      ASSERT_EQ(std::memcmp(dram.data() + o * 256 + rep * 128,
+                            dram.data() + 8192 + o * 4096 + rep * 1024, 128),
+                0);
+}
+
+}  // namespace
+}  // namespace spyre::sim

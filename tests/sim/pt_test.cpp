@@ -1,0 +1,226 @@
+// PT array timing: exact tiles per dataflow and fill/drain mode, dtype rates, and the SCALE-Sim
+// property test. Every expected count is arithmetic in a comment or SCALE-Sim v3's closed form
+// written out here, never a number the simulator printed.
+//
+// Which count is compared: the PT busy cycles of the pt.mm (stats cores[0].pt0.busy_cycles).
+// SCALE-Sim's "Total Cycles" is the 0-based index of the last compute cycle, i.e. busy - 1.
+// In the scalesim presets issue_cycles is 0, so the run's total cycles equal the busy cycles.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "sim_test_util.h"
+#include "spyre/arch/unit_timing.h"
+#include "spyre/error.h"
+#include "spyre/sim/units.h"
+
+namespace spyre::sim {
+namespace {
+
+using test::busy;
+using test::config;
+using test::program;
+
+int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// SCALE-Sim v3's closed forms (issue 3), the 0-based index of the last compute cycle.
+int64_t scalesim_cycles(const std::string& df, int64_t R, int64_t C, int64_t M, int64_t N,
+                        int64_t K) {
+  if (df == "os") return cdiv(M, R) * cdiv(N, C) * (K + R + C - 2) - 1;
+  if (df == "ws") return cdiv(K, R) * cdiv(N, C) * (M + 2 * R + C - 2) - 1;
+  return cdiv(K, R) * cdiv(M, C) * (N + 2 * R + C - 2) - 1;
+}
+
+arch::ArchConfig scalesim(int64_t size, const std::string& df) {
+  return arch::load_arch(size == 8 ? "scalesim" : "scalesim32", {"pt.dataflow=" + df});
+}
+
+std::string mm(int64_t m, int64_t n, int64_t k, const char* dt = "f16", int cl = 0) {
+  // A at 0, B after A, C after B; f16 operands, leading dimensions equal to the widths.
+  const int64_t es = dt == std::string("i8") ? 1 : dt == std::string("f32") ? 4 : 2;
+  const int64_t b = m * k * es, c = b + k * n * es;
+  return "  pt.mm cl=" + std::to_string(cl) + " a=0 b=" + std::to_string(b) +
+         " c=" + std::to_string(c) + " m=" + std::to_string(m) + " n=" + std::to_string(n) +
+         " k=" + std::to_string(k) + " lda=" + std::to_string(k) + " ldb=" + std::to_string(n) +
+         " ldc=" + std::to_string(n) + " dt=" + dt + "\n";
+}
+
+SimResult run_one(const arch::ArchConfig& cfg, int64_t m, int64_t n, int64_t k,
+                  const char* dt = "f16") {
+  SimOptions o;
+  o.functional = false;
+  return test::run(program(1, ".core 0\n" + mm(m, n, k, dt) + "  halt\n"), cfg, o);
+}
+
+// --- the "spyre" default: output-stationary, fill/drain once per instruction -------------
+
+TEST(PtArray, SpyreDefaultIsOutputStationaryWithOverlappedFolds) {
+  auto cfg = config();
+  EXPECT_EQ(cfg.pt_dataflow, "os");
+  EXPECT_EQ(cfg.pt_fill_drain, "overlap");
+  // m=24, n=100, k=40 f16: ceil(24/8)*ceil(100/64) = 6 folds, 6*40 + 8 + 64 - 2 = 310.
+  auto r = run_one(cfg, 24, 100, 40);
+  EXPECT_EQ(busy(r, 0, "pt0"), 310u);
+  EXPECT_EQ(r.cycles, 1u + 310u);  // issue + PT
+}
+
+TEST(PtArray, DtypeRates) {
+  auto cfg = config();
+  // i8, k=33: k_eff = ceil(33/2) = 17; 1 fold: 17 + 70 = 87.
+  EXPECT_EQ(busy(run_one(cfg, 8, 64, 33, "i8"), 0, "pt0"), 87u);
+  // f32, k=33: k_eff = 33*2 = 66; 1 fold: 66 + 70 = 136.
+  EXPECT_EQ(busy(run_one(cfg, 8, 64, 33, "f32"), 0, "pt0"), 136u);
+  // pt.int8_rate=4: k_eff = ceil(33/4) = 9; 9 + 70 = 79.
+  cfg.pt_int8_rate = 4;
+  EXPECT_EQ(busy(run_one(cfg, 8, 64, 33, "i8"), 0, "pt0"), 79u);
+}
+
+TEST(PtArray, WeightStationaryOverlapHidesTheNextPreload) {
+  auto cfg = config();
+  cfg.pt_dataflow = "ws";
+  // ws: rows <- k, lanes <- n, m streamed. m=20, n=128, k=16 f16, R=8, C=64:
+  // folds = ceil(16/8)*ceil(128/64) = 4, P = 8, T = 20, D = 70.
+  // overlap: P + (folds-1)*max(T,P) + T + D = 8 + 3*20 + 20 + 70 = 158.
+  EXPECT_EQ(busy(run_one(cfg, 20, 128, 16), 0, "pt0"), 158u);
+  // m=3 < P: the preload paces the folds: 8 + 3*max(3,8) + 3 + 70 = 105.
+  EXPECT_EQ(busy(run_one(cfg, 3, 128, 16), 0, "pt0"), 105u);
+  // per_fold: 4 * (8 + 20 + 70) = 392.
+  cfg.pt_fill_drain = "per_fold";
+  EXPECT_EQ(busy(run_one(cfg, 20, 128, 16), 0, "pt0"), 392u);
+}
+
+TEST(PtArray, InputStationaryFoldsOverKAndM) {
+  auto cfg = config();
+  cfg.pt_dataflow = "is";
+  // is: rows <- k, lanes <- m, n streamed. m=100, n=30, k=10 f16:
+  // folds = ceil(10/8)*ceil(100/64) = 4, P = 8, T = 30, D = 70.
+  // overlap: 8 + 3*30 + 30 + 70 = 198.
+  EXPECT_EQ(busy(run_one(cfg, 100, 30, 10), 0, "pt0"), 198u);
+  // int8 packs k: k_eff = ceil(10/2) = 5, one row fold: folds = 1*2 = 2: 8 + 30 + 30 + 70 = 138.
+  EXPECT_EQ(busy(run_one(cfg, 100, 30, 10, "i8"), 0, "pt0"), 138u);
+}
+
+TEST(PtArray, UnknownDataflowOrFillModeIsAnErrorListingTheNames) {
+  auto cfg = config();
+  cfg.pt_dataflow = "rs";
+  try {
+    run_one(cfg, 8, 8, 8);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("known: os, ws, is"), std::string::npos) << e.what();
+  }
+  cfg = config();
+  cfg.pt_fill_drain = "sometimes";
+  EXPECT_THROW(arch::validate_unit_timing(cfg), Error);
+  EXPECT_THROW(arch::load_arch("spyre", {"pt.dataflow="}), Error);
+}
+
+// --- the scalesim presets -----------------------------------------------------------------
+
+TEST(PtScaleSim, OutputStationaryTile) {
+  // 8x8, M=20 N=9 K=13: ceil(20/8)*ceil(9/8) = 3*2 = 6 folds of 13 + 8 + 8 - 2 = 27:
+  // busy 6*27 = 162; SCALE-Sim 162 - 1 = 161 (SCALE-Sim 3.0.0 printed 161 for this shape).
+  auto r = run_one(scalesim(8, "os"), 20, 9, 13);
+  EXPECT_EQ(busy(r, 0, "pt0"), 162u);
+  EXPECT_EQ(r.cycles, 162u);  // issue_cycles 0: the run is the PT
+  EXPECT_EQ(busy(r, 0, "pt0") - 1, static_cast<uint64_t>(scalesim_cycles("os", 8, 8, 20, 9, 13)));
+}
+
+TEST(PtScaleSim, WeightStationaryTile) {
+  // 8x8, M=20 N=9 K=13: ceil(13/8)*ceil(9/8) = 2*2 = 4 folds of 20 + 16 + 8 - 2 = 42:
+  // busy 168; SCALE-Sim 167.
+  auto r = run_one(scalesim(8, "ws"), 20, 9, 13);
+  EXPECT_EQ(busy(r, 0, "pt0"), 168u);
+  EXPECT_EQ(r.cycles, 168u);
+}
+
+TEST(PtScaleSim, InputStationaryTile) {
+  // 8x8, M=20 N=9 K=13: ceil(13/8)*ceil(20/8) = 2*3 = 6 folds of 9 + 16 + 8 - 2 = 31:
+  // busy 186; SCALE-Sim 185.
+  auto r = run_one(scalesim(8, "is"), 20, 9, 13);
+  EXPECT_EQ(busy(r, 0, "pt0"), 186u);
+  EXPECT_EQ(r.cycles, 186u);
+}
+
+TEST(PtScaleSim, ThirtyTwoSquareTiles) {
+  // 32x32, M=N=K=64: os 2*2*(64+62) = 504; ws and is 2*2*(64+64+32-2) = 632.
+  EXPECT_EQ(busy(run_one(scalesim(32, "os"), 64, 64, 64), 0, "pt0"), 504u);
+  EXPECT_EQ(busy(run_one(scalesim(32, "ws"), 64, 64, 64), 0, "pt0"), 632u);
+  EXPECT_EQ(busy(run_one(scalesim(32, "is"), 64, 64, 64), 0, "pt0"), 632u);
+}
+
+// 200 random shapes per array size and dataflow (1200 runs), seeded: the simulator's PT busy
+// cycles, less SCALE-Sim's 0-based offset, equal SCALE-Sim's closed form; so does the run total.
+TEST(PtScaleSim, PropertyRandomShapesMatchClosedForms) {
+  std::mt19937_64 rng(20250903);
+  int checked = 0;
+  for (int64_t size : {8, 32}) {
+    for (const char* df : {"os", "ws", "is"}) {
+      const auto cfg = scalesim(size, df);
+      std::uniform_int_distribution<int64_t> dim(1, 4 * size + 7);
+      for (int i = 0; i < 200; ++i) {
+        const int64_t M = dim(rng), N = dim(rng), K = dim(rng);
+        auto r = run_one(cfg, M, N, K);
+        const int64_t want = scalesim_cycles(df, size, size, M, N, K);
+        ASSERT_EQ(static_cast<int64_t>(busy(r, 0, "pt0")) - 1, want)
+            << df << " " << size << "x" << size << " M=" << M << " N=" << N << " K=" << K;
+        ASSERT_EQ(static_cast<int64_t>(r.cycles) - 1, want);
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 1200);
+}
+
+// Functional: the column-panel matmul gives every C(i,j) bit for bit the plain fp32 sum over kk
+// ascending (no FMA), for a width that is not a multiple of the panel, with TRANS_B and
+// accumulate.
+TEST(PtFunctional, PanelledMatmulIsBitExactWithTheSequentialSum) {
+  const int64_t m = 5, n = 37, k = 29;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-4.0, 4.0);
+  std::vector<uint8_t> lx(1 << 16, 0);
+  const int64_t A = 0, B = 4096, C = 16384;
+  std::vector<float> a(m * k), bt(n * k), c0(m * n);
+  for (int64_t e = 0; e < m * k; ++e) {
+    isa::store_element(lx.data() + A + e * 2, isa::DType::F16, u(rng));
+    a[e] = static_cast<float>(isa::load_element(lx.data() + A + e * 2, isa::DType::F16));
+  }
+  for (int64_t e = 0; e < n * k; ++e) {  // B stored transposed, [n,k]
+    isa::store_element(lx.data() + B + e * 2, isa::DType::F16, u(rng));
+    bt[e] = static_cast<float>(isa::load_element(lx.data() + B + e * 2, isa::DType::F16));
+  }
+  for (int64_t e = 0; e < m * n; ++e) {
+    c0[e] = static_cast<float>(u(rng));
+    isa::store_element(lx.data() + C + e * 4, isa::DType::F32, c0[e]);
+  }
+  auto in = isa::make_instr(isa::Opcode::PtMatmul, {{"cl", 0},
+                                                    {"a", A},
+                                                    {"b", B},
+                                                    {"c", C},
+                                                    {"m", m},
+                                                    {"n", n},
+                                                    {"k", k},
+                                                    {"lda", k},
+                                                    {"ldb", k},
+                                                    {"ldc", n},
+                                                    {"flags", 3}});
+  pt_execute(lx.data(), in);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      volatile float acc = c0[i * n + j];
+      for (int64_t kk = 0; kk < k; ++kk) {
+        volatile float prod = a[i * k + kk] * bt[j * k + kk];
+        acc = acc + prod;
+      }
+      float got;
+      std::memcpy(&got, lx.data() + C + (i * n + j) * 4, 4);
+      ASSERT_EQ(got, acc) << "C(" << i << "," << j << ")";
+    }
+}
+
+}  // namespace
+}  // namespace spyre::sim
