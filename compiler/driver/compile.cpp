@@ -3,6 +3,7 @@
 #include "spyre/compiler/compile.h"
 
 #include "spyre/compiler/cost.h"
+#include "spyre/compiler/divide.h"
 #include "spyre/compiler/dram_plan.h"
 #include "spyre/compiler/fuse.h"
 #include "spyre/compiler/ir.h"
@@ -69,12 +70,42 @@ void CompileOptions::set(const std::string& key, const std::string& value) {
       throw Error("compiler.fusion", "expected true or false, got '" + value + "'");
     return;
   }
-  throw Error("compiler." + key, "unknown compiler option (known: fusion, fusion_limit)");
+  if (key == "matmul_split") {
+    std::vector<std::string> tokens(1);
+    for (char c : value) {
+      if (c == ',')
+        tokens.emplace_back();
+      else
+        tokens.back() += c;
+    }
+    std::array<int64_t, 4> parts{};
+    bool ok = tokens.size() == 4;
+    for (size_t i = 0; ok && i < 4; ++i) {
+      try {
+        size_t used = 0;
+        parts[i] = std::stoll(tokens[i], &used);
+        ok = used == tokens[i].size() && parts[i] >= 1;
+      } catch (const std::exception&) {
+        ok = false;
+      }
+    }
+    if (!ok)
+      throw Error(
+          "compiler.matmul_split",
+          "expected four positive integers b,m,n,k (parts of batch, M, N, K), got '" + value + "'");
+    matmul_split = parts;
+    return;
+  }
+  throw Error("compiler." + key,
+              "unknown compiler option (known: fusion, fusion_limit, matmul_split)");
 }
 
 CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& cfg,
                       const CompileOptions& opts, const std::string& file) {
   cfg.validate();
+  MatmulSplit split;
+  split.parts = opts.matmul_split;
+  const ScopedMatmulSplit scoped_split(split);
   const ir::Graph g = ir::load_ir(j, file);
   const DramPlan dram = plan_dram(g, cfg);
 

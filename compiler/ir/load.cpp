@@ -1,8 +1,10 @@
-// Loading and validating SCHEMA.md v1. Every check names file, node and field.
+// Loading and validating SCHEMA.md v1: the JSON Schema first (json_schema.cpp, the schema file
+// compiled in), then what it cannot say. Every check names file, node and field.
 #include <functional>
 #include <set>
 
 #include "spyre/compiler/ir.h"
+#include "spyre/compiler/ir_schema_text.h"
 #include "spyre/error.h"
 
 namespace spyre::compiler::ir {
@@ -129,7 +131,7 @@ Op load_op(const json& j, const std::string& node_where, size_t pos) {
   const bool memory = op.op == "load" || op.op == "store" || op.op == "store_reduction";
   if (memory) op.buffer = o.str("buffer");
   if (memory || op.op == "index_expr") op.index = load_index(o, "index");
-  if (op.op != "store" && op.op != "store_reduction" && op.id.empty())
+  if (op.op != "store" && op.op != "store_reduction" && op.op != "check_bounds" && op.id.empty())
     o.fail("id", "missing for op '" + op.op + "'");
   if (op.op == "store" || op.op == "store_reduction") {
     if (op.args.size() != 1) o.fail("args", "expected one value to store");
@@ -280,7 +282,56 @@ std::string describe(const Node& n) {
          ")";
 }
 
+const char* ir_schema_text() { return generated::kIrSchemaText; }
+
+const json_schema::Schema& ir_schema() {
+  static const json_schema::Schema schema = json_schema::Schema::parse(generated::kIrSchemaText);
+  return schema;
+}
+
 namespace {
+
+// A schema violation as the loader's other messages say it: the node (by name), buffer or body
+// op (by id) it is in, then the field path inside it.
+//   path nodes[3].body[1].index.expr -> "graph.json: node op3: body op v1: field 'index.expr'"
+[[noreturn]] void throw_violation(const nlohmann::json& j, const std::string& file,
+                                  const json_schema::Violation& v) {
+  const auto& p = v.path;
+  std::string where = file;
+  size_t i = 0;
+  auto name_of = [](const nlohmann::json& obj, const char* key) -> std::string {
+    if (!obj.is_object()) return {};
+    auto it = obj.find(key);
+    return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  auto indexed = [&](size_t at, const char* list) {
+    return p.size() > at + 1 && !p[at].is_index && p[at].key == list && p[at + 1].is_index;
+  };
+  auto element = [&](const std::string& list, size_t k) {
+    return list + "[" + std::to_string(k) + "]";
+  };
+  if (indexed(0, "buffers") || indexed(0, "nodes") || indexed(0, "outputs")) {
+    const std::string& list = p[0].key;
+    const nlohmann::json& elem = j[list][p[1].index];
+    const std::string name = name_of(elem, "name");
+    if (list == "outputs" || name.empty())
+      where += ": " + element(list, p[1].index);
+    else
+      where += (list == "nodes" ? ": node " : ": buffer ") + name;
+    i = 2;
+    // Into a node's loop body, and a masked op's sub-block: "body op v3".
+    const nlohmann::json* cur = &elem;
+    while (list == "nodes" && indexed(i, "body")) {
+      cur = &(*cur)["body"][p[i + 1].index];
+      const std::string id = name_of(*cur, "id");
+      where += id.empty() ? ": " + element("body", p[i + 1].index) : ": body op " + id;
+      i += 2;
+    }
+  }
+  if (i < p.size()) where += ": field '" + json_schema::path_string({p.begin() + i, p.end()}) + "'";
+  throw Error(where, v.message);
+}
+
 // An op Inductor could not lower (a fallback kernel) is the user's real problem; name it before
 // any complaint about the odd buffers such kernels produce (tuples without a dtype).
 void reject_fallbacks(const nlohmann::json& j, const std::string& file) {
@@ -307,9 +358,11 @@ void reject_fallbacks(const nlohmann::json& j, const std::string& file) {
 Graph load_ir(const nlohmann::json& j, const std::string& file) {
   Obj top{j, file};
   if (!j.is_object()) throw Error(file, "expected a JSON object (the IR)");
-  if (top.str("schema") != "spyre-sim-ir") top.fail("schema", "expected \"spyre-sim-ir\"");
-  if (top.integer("version") != 1)
-    top.fail("version", "expected 1, got " + std::to_string(top.integer("version")));
+  // What the file is comes first: another format or version would fail the schema anywhere.
+  if (top.at("schema") != "spyre-sim-ir")
+    top.fail("schema", "expected \"spyre-sim-ir\", got " + j["schema"].dump());
+  if (top.at("version") != 1) top.fail("version", "expected 1, got " + j["version"].dump());
+  if (auto violation = ir_schema().validate(j)) throw_violation(j, file, *violation);
   reject_fallbacks(j, file);
   Graph g;
   g.file = file;

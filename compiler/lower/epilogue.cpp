@@ -105,6 +105,7 @@ Epilogue plan_epilogue(const ir::Graph& g, const ir::Node& ep, const std::string
     op.index = ir::Index{std::to_string(ta.offset) + "+" + std::to_string(ta.rs) + "*i+" +
                              std::to_string(ta.cs) + "*j",
                          af};
+    ta.offset += storage_offset(g, op.buffer);  // a view's (e.g. a cat part's) start
     by_expr[op.buffer + "|" + op.index->expr] = ta;
   }
   Epilogue e;
@@ -121,6 +122,8 @@ Epilogue plan_epilogue(const ir::Graph& g, const ir::Node& ep, const std::string
     const TOp& op = P.ops[i];
     if (op.kind == TOp::Reduce)
       throw Error(where, "a reduction in a matmul epilogue is not supported");
+    if (op.kind == TOp::Iota)
+      throw Error(where, "index_expr in a matmul epilogue is not supported yet");
     const auto pos = static_cast<int64_t>(i);
     for (int s : op.src) last[static_cast<size_t>(s)] = pos;
     if (op.dst < 0) continue;

@@ -124,6 +124,14 @@ void lower_loops(Kernel& k) {
     if (op.dst >= 0 && !val(op.dst).tiled)
       hoisted[op.dst] = k.lx.alloc("const_v" + std::to_string(op.dst), value_bytes(op.dst, 1));
 
+  // --- iota (index_expr) scratch: one stick per corelet for the doubling step's scalar
+  bool has_iota = false;
+  for (const auto& op : p.ops) has_iota = has_iota || op.kind == TOp::Iota;
+  int64_t iota_scratch[2] = {0, 0};
+  if (has_iota)
+    for (int w = 0; w < 2; ++w)
+      iota_scratch[w] = k.lx.alloc("iota_scalar_cl" + std::to_string(w), cfg.stick_bytes);
+
   // --- tile height: the largest that fits, then at most half a worker's rows (two tiles
   // pipeline), never across an outer index.
   const int64_t nworkers = std::min<int64_t>(cfg.corelets, std::max<int64_t>(1, U));
@@ -202,6 +210,29 @@ void lower_loops(Kernel& k) {
       case TOp::Select: em.sel(cl, dst, src(0), src(1), src(2), rows, cols); break;
       case TOp::Convert: em.cvt(cl, dst, src(0), rows, cols); break;
       case TOp::Fill: em.fill(cl, dst, rows, cols, op.value); break;
+      case TOp::Iota: {
+        // dst(r, c) = base + rc*r + cc*c by doubling: one element, then each step adds k*stride
+        // (an sfp.fill of the corelet's scalar slot) to the first k columns (rows) to write
+        // the next k: 1 + 2*ceil(log2 cols) + 2*ceil(log2 rows) instructions.
+        const auto a = static_cast<size_t>(op.access);
+        const int64_t rc = s.row.size > 1 ? s.row.coeff[a] : 0;
+        const int64_t cc = s.col.size > 1 ? s.col.coeff[a] : 0;
+        const double base = static_cast<double>(p.accesses[a].offset + outer_offset(a, tw.outer) +
+                                                (d.tiled ? rc * tw.r0 : 0));
+        const Tile scal{iota_scratch[cl], 0, 0, d.dt};
+        em.fill(cl, dst, 1, 1, base);
+        for (int64_t kk = 1; kk < cols; kk *= 2) {
+          const int64_t n = std::min(kk, cols - kk);
+          em.fill(cl, scal, 1, 1, static_cast<double>(kk * cc));
+          em.bin(cl, isa::SfpFn::Add, dst.at(0, kk), dst, scal, 1, n);
+        }
+        for (int64_t kk = 1; kk < rows; kk *= 2) {
+          const int64_t n = std::min(kk, rows - kk);
+          em.fill(cl, scal, 1, 1, static_cast<double>(kk * rc));
+          em.bin(cl, isa::SfpFn::Add, dst.at(kk, 0), dst, scal, n, cols);
+        }
+        break;
+      }
       case TOp::Reduce: {
         Tile dv = dst;
         dv.rs = d.r ? 1 : 0;

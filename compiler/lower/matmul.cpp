@@ -1,11 +1,18 @@
-// extern_kernels.mm / addmm / bmm on the PT arrays.
+// extern_kernels.mm / addmm / bmm on the PT arrays (split, tiles and multicast: divide.h).
 //
-// Each core owns whole output blocks (divide.h). Inside a block the output is cut into
-// tm x tn tiles and K into tk steps. A and B tiles go to ping-pong LX slots, so the load of the
-// next step overlaps the matmul of this one; the fp32 accumulator and the output tile also
-// alternate, so one tile's epilogue and store overlap the next tile's matmuls. The tile's rows
-// are split between the corelets: pt0/sfp0 take the first half, pt1/sfp1 the rest. Ordering
-// between queues comes from the LX ranges each instruction touches (stream.h).
+// Each core owns one block (batch, M, N, K ranges; divide.h). Inside a block the output is cut
+// into tm x tn tiles (fp32 accumulator) and K into tk steps; A and B tiles go to ping-pong LX
+// slots, so the load of the next step overlaps the matmul of this one. With more than one
+// output tile per core the accumulator and output tile alternate too. The tile's rows are split
+// between the corelets (pt0/sfp0 the first half). Ordering between a core's queues comes from
+// the LX ranges each instruction touches (stream.h). Across cores:
+// - multicast: tile i of an A (B) group is read by member i mod size with dma.load mcast to
+//   the others, token kArrA/kArrB + slot on each; a receiver waits for it on its ring queue
+//   (that wait stands for the remote write, so its PT queues are ordered after it) and, after
+//   its last matmul on the tile, signals the loader of tile i+2 (kFreeA/kFreeB + its position).
+// - K split: after its last matmul on an output tile, core ik > 0 signals ik-1 (kRedReady) and
+//   waits for its partial sum (kRedArr); core ik < gk-1 then ring.red's its accumulator into
+//   ik+1's; the last core of the chain runs the epilogue and stores.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -64,19 +71,12 @@ double kwarg(const ir::Node& n, const char* key, double def) {
   return v.is_number() ? v.get<double>() : def;
 }
 
-struct Tiles {
-  int64_t tm = 0, tn = 0, tk = 0;
-};
-
-struct Block {
-  int64_t b, m0, m1, n0, n1;
-};
-
 struct Step {
-  int64_t blk, m0, m1, n0, n1, k0, k1;
+  int64_t b, m0, m1, n0, n1, k0, k1;
   bool first_k, last_k;
-  int a_slot = 0, b_slot = 0, c_slot = 0;
-  bool load_a = false, load_b = false;
+  int64_t ctile;  // output tile number on this core
+  bool load_a = false, load_b = false, a_last = false, b_last = false;
+  int64_t a_idx = 0, b_idx = 0, a_count = 0, b_count = 0;  // tile sequence numbers
 };
 
 }  // namespace
@@ -132,92 +132,69 @@ void lower_matmul(Kernel& k) {
         plan_epilogue(k.g, *k.epilogue, n.outputs[0], M, N, cfg, k.g.file + ": " + ir::describe(n));
   }
 
-  // --- work division
+  // --- work division and tiles (divide.h): the cost model picks the split and the tiles.
   MatmulShape shape{Bt, M, N, K, esA, esA, esO};
   shape.a_contiguous = A.s0 == K;
   shape.b_transposed = trans_b;
   shape.b_contiguous = trans_b ? B.s1 == K : B.s0 == N;
-  MatmulGrid grid = choose_matmul_grid(shape, cfg);
-  std::vector<Block> blocks;
-  for (int64_t b = 0; b < Bt; ++b)
-    for (int64_t i = 0; i < grid.gm; ++i)
-      for (int64_t j = 0; j < grid.gn; ++j)
-        blocks.push_back({b, i * grid.mb, std::min(M, (i + 1) * grid.mb), j * grid.nb,
-                          std::min(N, (j + 1) * grid.nb)});
-
-  // --- tiles. The A panel (tm x K) stays in LX for all n tiles of a block (loaded whole when
-  // small, else chunk by chunk during the first n tile). B streams through two slots in contiguous
-  // chunks: a transposed B (a linear layer's weight, [n, k] in DRAM) in tiles of tn whole rows of
-  // K; a row-major B in K steps of tk whole rows of the block's N. Each DMA pays the DRAM latency,
-  // so large, contiguous requests matter more than small tiles.
-  Tiles t;
-  t.tm = std::min<int64_t>(grid.mb, 512);
-  auto pipeline_split = [&](int64_t extent, int64_t unit) {  // ~4 steps, multiples of unit
-    const int64_t target = extent >= 4 * unit ? 4 : extent >= 2 * unit ? 2 : 1;
-    return std::min(extent, round_up(ceil_div(extent, target), unit));
-  };
-  if (trans_b) {
-    // Long K is cut too, so the first matmul starts after a quarter of the first tiles land.
-    t.tk = K >= 512 ? std::max<int64_t>(256, round_up(ceil_div(K, 4), 64)) : K;
-    t.tn = pipeline_split(grid.nb, cfg.pt_lanes);
-  } else {
-    t.tn = grid.nb;  // whole rows of the block: a K step is contiguous when the block spans N
-    t.tk = pipeline_split(K, 64);
-  }
-  auto working_set = [&](const Tiles& x) {
-    int64_t ws = 2 * round_up(x.tm * K * esA, 128) + 2 * round_up(x.tk * x.tn * esA, 128) +
-                 2 * round_up(x.tm * x.tn * 4, 128);
-    if (O.dt != isa::DType::F32) ws += 2 * round_up(x.tm * x.tn * esO, 128);
-    if (is_addmm)
-      ws += 2 * round_up((bias_rows ? x.tm : 1) * x.tn * esBias, 128) +
-            4 * round_up((bias_rows ? x.tm : 1) * x.tn * 4, 128) + 256;
+  shape.epilogue_ops = (is_addmm ? 2 : 0) + (alpha != 1.0 ? 1 : 0) +
+                       (ep ? static_cast<int64_t>(ep->p.ops.size()) : 0);
+  const bool out_f32 = O.dt == isa::DType::F32;
+  auto lx_bytes = [&](int64_t tm, int64_t tn, int64_t tk, int cs) {
+    int64_t ws = 2 * round_up(tm * tk * esA, 128) + 2 * round_up(tk * tn * esA, 128) +
+                 cs * round_up(tm * tn * 4, 128);
+    if (!out_f32) ws += cs * round_up(tm * tn * esO, 128);
+    if (is_addmm) {
+      const int64_t brows = bias_rows ? tm : 1;
+      ws += cs * round_up(brows * tn * esBias, 128) + 2 * cs * round_up(brows * tn * 4, 128) + 256;
+    }
     if (ep)
-      ws += 2 * ep->slots * round_up((x.tm + 2) * x.tn * 4, 128) +
+      ws += cs * ep->slots * round_up((tm + 2) * tn * 4, 128) +
             static_cast<int64_t>(ep->p.vals.size()) * 128;
-    return ws;
+    return ws + 256;  // alpha, beta
   };
-  while (working_set(t) > k.lx_budget()) {
-    if (2 * t.tm * K * esA > k.lx_budget() / 2 && t.tm > 2 * cfg.pt_rows)
-      t.tm = round_up(t.tm / 2, cfg.pt_rows);
-    else if (!trans_b && t.tk > 64)
-      t.tk = round_up(t.tk / 2, 64);
-    else if (t.tn > cfg.pt_lanes)
-      t.tn = round_up(t.tn / 2, cfg.pt_lanes);
-    else if (trans_b && t.tk > 64)
-      t.tk = round_up(t.tk / 2, 64);
-    else if (t.tm > 2 * cfg.pt_rows)
-      t.tm = round_up(t.tm / 2, cfg.pt_rows);
-    else
-      throw Error(k.g.file + ": " + ir::describe(n),
-                  "working set does not fit LX: " + std::to_string(working_set(t)) + " bytes for " +
-                      std::to_string(k.lx_budget()) + " usable");
-  }
+  nlohmann::json alternatives;
+  const MatmulGrid grid = choose_matmul_grid(shape, cfg, k.lx_budget(), lx_bytes, &alternatives);
+  if (grid.forced && grid.blocks() > cfg.cores)
+    throw Error("compiler.matmul_split",
+                ir::describe(n) + ": split b=" + std::to_string(grid.gb) +
+                    " m=" + std::to_string(grid.gm) + " n=" + std::to_string(grid.gn) +
+                    " k=" + std::to_string(grid.gk) + " needs " + std::to_string(grid.blocks()) +
+                    " cores, the chip has " + std::to_string(cfg.cores));
+  const int64_t tm = grid.tm, tn = grid.tn, tk = grid.tk;
+  const int64_t ctiles_per_core = grid.bb * ceil_div(grid.mb, tm) * ceil_div(grid.nb, tn);
+  const int cs = ctiles_per_core > 1 ? 2 : 1;  // accumulator / output slots
+  if (lx_bytes(tm, tn, tk, cs) > k.lx_budget())
+    throw Error(k.g.file + ": " + ir::describe(n),
+                "working set does not fit LX: " + std::to_string(lx_bytes(tm, tn, tk, cs)) +
+                    " bytes for " + std::to_string(k.lx_budget()) + " usable");
 
   // --- LX plan (the same on every core)
-  int64_t A_slot[2], B_slot[2], C_slot[2], O_slot[2] = {0, 0}, bias16[2] = {0, 0},
-                                           bias32[2][2] = {};
+  int64_t A_slot[2], B_slot[2], C_slot[2] = {0, 0}, O_slot[2] = {0, 0}, bias16[2] = {0, 0},
+                                bias32[2][2] = {};
   for (int s = 0; s < 2; ++s) {
-    A_slot[s] = k.lx.alloc("A" + std::to_string(s), t.tm * K * esA);
-    B_slot[s] = k.lx.alloc("B" + std::to_string(s), t.tk * t.tn * esA);
-    C_slot[s] = k.lx.alloc("acc" + std::to_string(s), t.tm * t.tn * 4);
-    if (O.dt != isa::DType::F32)
-      O_slot[s] = k.lx.alloc("out" + std::to_string(s), t.tm * t.tn * esO);
+    A_slot[s] = k.lx.alloc("A" + std::to_string(s), tm * tk * esA);
+    B_slot[s] = k.lx.alloc("B" + std::to_string(s), tk * tn * esA);
+  }
+  for (int s = 0; s < cs; ++s) {
+    C_slot[s] = k.lx.alloc("acc" + std::to_string(s), tm * tn * 4);
+    if (!out_f32) O_slot[s] = k.lx.alloc("out" + std::to_string(s), tm * tn * esO);
     if (is_addmm) {
-      const int64_t brows = bias_rows ? t.tm : 1;
-      bias16[s] = k.lx.alloc("bias" + std::to_string(s), brows * t.tn * esBias);
+      const int64_t brows = bias_rows ? tm : 1;
+      bias16[s] = k.lx.alloc("bias" + std::to_string(s), brows * tn * esBias);
       for (int cl = 0; cl < 2; ++cl)
         bias32[s][cl] = k.lx.alloc("bias_f32_" + std::to_string(s) + "_cl" + std::to_string(cl),
-                                   brows * t.tn * 4);
+                                   brows * tn * 4);
     }
   }
   std::vector<std::array<int64_t, 2>> ep_slot;
   std::vector<int64_t> ep_const;
   if (ep) {
     for (int s = 0; s < ep->slots; ++s) {
-      ep_slot.push_back({});
-      for (int par = 0; par < 2; ++par)
-        ep_slot.back()[static_cast<size_t>(par)] = k.lx.alloc(
-            "epi" + std::to_string(s) + "_" + std::to_string(par), (t.tm + 2) * t.tn * 4);
+      ep_slot.push_back({0, 0});
+      for (int par = 0; par < cs; ++par)
+        ep_slot.back()[static_cast<size_t>(par)] =
+            k.lx.alloc("epi" + std::to_string(s) + "_" + std::to_string(par), (tm + 2) * tn * 4);
     }
     for (size_t v = 0; v < ep->p.vals.size(); ++v)
       ep_const.push_back(ep->is_const[v] ? k.lx.alloc("epi_const_v" + std::to_string(v), 4) : -1);
@@ -226,63 +203,107 @@ void lower_matmul(Kernel& k) {
   if (alpha != 1.0) alpha_at = k.lx.alloc("alpha", 4);
   if (is_addmm && beta != 1.0) beta_at = k.lx.alloc("beta", 4);
 
-  // A small panel (or one without K steps) is loaded whole: one contiguous DMA beats several
-  // short-row ones; a large one is loaded chunk by chunk so the first matmul starts early.
-  const bool a_whole = t.tk >= K || t.tm * K * esA <= 64 * 1024;
   auto addr = [&](const Mat& m, int64_t b, int64_t i, int64_t j) {
     return k.dram_addr(m.buffer, m.off + b * m.sb + i * m.s0 + j * m.s1);
   };
   const isa::DType f32 = isa::DType::F32;
+  const auto ring_q = static_cast<int64_t>(isa::Queue::Ring);
+  const auto dma_in_q = static_cast<int64_t>(isa::Queue::DmaIn);
+  auto raw_wait = [&](int64_t core, int64_t q, int64_t tok, Access acc) {
+    k.cores[static_cast<size_t>(core)].emit(
+        isa::make_instr(isa::Opcode::Wait, {{"q", q}, {"tok", tok}}, k.id), std::move(acc));
+  };
+  auto raw_sig = [&](int64_t core, int64_t q, int64_t tok, int64_t to, Access acc) {
+    k.cores[static_cast<size_t>(core)].emit(
+        isa::make_instr(isa::Opcode::Signal, {{"q", q}, {"tok", tok}, {"core", to}}, k.id),
+        std::move(acc));
+  };
+  auto lx_range = [](int64_t lo, int64_t bytes) {
+    Access a;
+    a.lx_write.push_back(ByteRange{lo, lo + bytes});
+    return a;
+  };
 
-  // --- per core
-  for (int64_t core = 0; core < cfg.cores; ++core) {
+  // --- per core: its block, its steps
+  struct CoreWork {
+    int64_t ib = 0, im = 0, in = 0, ik = 0;
+    int64_t b0 = 0, b1 = 0, m0 = 0, m1 = 0, n0 = 0, n1 = 0, k0 = 0, k1 = 0;
     std::vector<Step> steps;
-    for (size_t bi = static_cast<size_t>(core); bi < blocks.size();
-         bi += static_cast<size_t>(cfg.cores)) {
-      const Block& bl = blocks[bi];
-      for (int64_t m0 = bl.m0; m0 < bl.m1; m0 += t.tm)
-        for (int64_t n0 = bl.n0; n0 < bl.n1; n0 += t.tn)
-          for (int64_t k0 = 0; k0 < K; k0 += t.tk)
-            steps.push_back({static_cast<int64_t>(bi), m0, std::min(bl.m1, m0 + t.tm), n0,
-                             std::min(bl.n1, n0 + t.tn), k0, std::min(K, k0 + t.tk), k0 == 0,
-                             k0 + t.tk >= K});
+  };
+  std::vector<CoreWork> work(static_cast<size_t>(grid.cores_used));
+  for (int64_t c = 0; c < grid.cores_used; ++c) {
+    CoreWork& w = work[static_cast<size_t>(c)];
+    w.ik = c % grid.gk;
+    w.in = c / grid.gk % grid.gn;
+    w.im = c / (grid.gk * grid.gn) % grid.gm;
+    w.ib = c / (grid.gk * grid.gn * grid.gm);
+    w.b0 = w.ib * grid.bb, w.b1 = std::min(Bt, w.b0 + grid.bb);
+    w.m0 = w.im * grid.mb, w.m1 = std::min(M, w.m0 + grid.mb);
+    w.n0 = w.in * grid.nb, w.n1 = std::min(N, w.n0 + grid.nb);
+    w.k0 = w.ik * grid.kb, w.k1 = std::min(K, w.k0 + grid.kb);
+    int64_t ct = 0;
+    for (int64_t b = w.b0; b < w.b1; ++b)
+      for (int64_t m0 = w.m0; m0 < w.m1; m0 += tm)
+        for (int64_t n0 = w.n0; n0 < w.n1; n0 += tn, ++ct)
+          for (int64_t k0 = w.k0; k0 < w.k1; k0 += tk)
+            w.steps.push_back({b, m0, std::min(w.m1, m0 + tm), n0, std::min(w.n1, n0 + tn), k0,
+                               std::min(w.k1, k0 + tk), k0 == w.k0, k0 + tk >= w.k1, ct});
+    // Tiles already in a slot are not loaded again (an A tile over several n tiles when K is
+    // one step); tile sequence numbers drive the slots and the multicast handshakes.
+    std::tuple<int64_t, int64_t, int64_t> a_key{-1, -1, -1}, b_key{-1, -1, -1};
+    int64_t a_seq = -1, b_seq = -1;
+    for (auto& s : w.steps) {
+      auto ak = std::make_tuple(s.b, s.m0, s.k0);
+      auto bk = std::make_tuple(s.b, s.k0, s.n0);
+      if (ak != a_key) ++a_seq, s.load_a = true, a_key = ak;
+      if (bk != b_key) ++b_seq, s.load_b = true, b_key = bk;
+      s.a_idx = a_seq, s.b_idx = b_seq;
     }
+    for (size_t i = 0; i < w.steps.size(); ++i) {
+      Step& s = w.steps[i];
+      s.a_last = i + 1 == w.steps.size() || w.steps[i + 1].a_idx != s.a_idx;
+      s.b_last = i + 1 == w.steps.size() || w.steps[i + 1].b_idx != s.b_idx;
+      s.a_count = a_seq + 1, s.b_count = b_seq + 1;
+    }
+  }
+  // Multicast groups: the cores sharing an A block (vary in) and a B block (vary im).
+  auto a_group = [&](const CoreWork& w) {
+    std::vector<int64_t> g;
+    for (int64_t j = 0; j < grid.gn; ++j) g.push_back(grid.core_of(w.ib, w.im, j, w.ik));
+    return g;
+  };
+  auto b_group = [&](const CoreWork& w) {
+    std::vector<int64_t> g;
+    for (int64_t i = 0; i < grid.gm; ++i) g.push_back(grid.core_of(w.ib, i, w.in, w.ik));
+    return g;
+  };
+  // Tokens of the cross-core handshakes (the automatic ones use 0..48, stream.h).
+  constexpr int64_t kArrA = 64, kArrB = 66, kFreeA = 128, kFreeB = 192, kRedArr = 96,
+                    kRedReady = 97;
+  const int64_t a_tile_bytes = tm * tk * esA, b_tile_bytes = tk * tn * esA;
+
+  for (int64_t core = 0; core < grid.cores_used; ++core) {
+    const CoreWork& w = work[static_cast<size_t>(core)];
+    const std::vector<Step>& steps = w.steps;
     if (steps.empty()) continue;
-    // Slot assignment: a tile already in a slot is not loaded again. The A panel of an m tile
-    // fills chunk by chunk (K steps) during its first n tile and stays for the others.
-    std::tuple<int64_t, int64_t> a_key{-1, -1};
-    std::set<int64_t> a_chunks;
-    std::tuple<int64_t, int64_t, int64_t> b_key{-1, -1, -1};
-    int a_slot = 1, b_slot = 1, c_slot = 1;
-    for (auto& s : steps) {
-      const int64_t b = blocks[static_cast<size_t>(s.blk)].b;
-      auto ak = std::make_tuple(b, s.m0);
-      auto bk = std::make_tuple(b, s.k0, s.n0);
-      if (ak != a_key) a_slot ^= 1, a_key = ak, a_chunks.clear();
-      if (a_whole) {
-        if (a_chunks.insert(0).second) s.load_a = true;
-      } else if (a_chunks.insert(s.k0).second) {
-        s.load_a = true;
-      }
-      if (bk != b_key) b_slot ^= 1, s.load_b = true, b_key = bk;
-      if (s.first_k) c_slot ^= 1;
-      s.a_slot = a_slot, s.b_slot = b_slot, s.c_slot = c_slot;
-    }
+    const bool owner = w.ik == grid.gk - 1;  // runs the epilogue of its block
+    const std::vector<int64_t> ga = a_group(w), gbv = b_group(w);
+    const int64_t my_a = w.in, my_b = w.im;  // position in the groups
     Emitter em = k.emitter(core);
-    if (alpha_at >= 0) em.fill(0, Tile{alpha_at, 0, 0, f32}, 1, 1, alpha);
-    if (beta_at >= 0) em.fill(0, Tile{beta_at, 0, 0, f32}, 1, 1, beta);
+    if (owner && alpha_at >= 0) em.fill(0, Tile{alpha_at, 0, 0, f32}, 1, 1, alpha);
+    if (owner && beta_at >= 0) em.fill(0, Tile{beta_at, 0, 0, f32}, 1, 1, beta);
     auto ep_tile = [&](int v, int cl, int64_t h0, int par) {
       const TVal& tv = ep->p.vals[static_cast<size_t>(v)];
       if (ep->is_const[static_cast<size_t>(v)])
         return Tile{ep_const[static_cast<size_t>(v)], 0, 0, tv.dt};
       const int sl = ep->slot[static_cast<size_t>(v)];
       if (sl < 0) {  // the matmul's output tile
-        if (O.dt == f32) return Tile{C_slot[par] + h0 * t.tn * 4, t.tn, 1, f32};
-        return Tile{O_slot[par] + h0 * t.tn * esO, t.tn, 1, O.dt};
+        if (out_f32) return Tile{C_slot[par] + h0 * tn * 4, tn, 1, f32};
+        return Tile{O_slot[par] + h0 * tn * esO, tn, 1, O.dt};
       }
-      const int64_t row = tv.r ? h0 : t.tm + cl;
-      return Tile{ep_slot[static_cast<size_t>(sl)][static_cast<size_t>(par)] + row * t.tn * 4,
-                  tv.r ? t.tn : 0, tv.c ? 1 : 0, tv.dt};
+      const int64_t row = tv.r ? h0 : tm + cl;
+      return Tile{ep_slot[static_cast<size_t>(sl)][static_cast<size_t>(par)] + row * tn * 4,
+                  tv.r ? tn : 0, tv.c ? 1 : 0, tv.dt};
     };
     // One SFP op of the epilogue on `rows` x `cols` of corelet cl's part of a tile.
     auto ep_op = [&](const TOp& op, int cl, int64_t h0, int par, int64_t nr, int64_t nt) {
@@ -299,7 +320,7 @@ void lower_matmul(Kernel& k) {
         default: break;
       }
     };
-    if (ep)
+    if (ep && owner)
       for (const auto& op : ep->p.ops)
         if (op.dst >= 0 && ep->is_const[static_cast<size_t>(op.dst)]) ep_op(op, 0, 0, 0, 1, 1);
     // DMA of an epilogue access for corelet cl's rows [h0, h0 + nr) of a tile at (m0, n0).
@@ -313,105 +334,178 @@ void lower_matmul(Kernel& k) {
       const uint64_t dram = k.dram_addr(buf, ta.offset + (m0 + h0) * ta.rs + n0 * ta.cs);
       const Tile lx = ep_tile(v, cl, h0, par);
       const DmaShape sh =
-          rows == 1 ? DmaShape{cols * es} : DmaShape{cols * es, rows, ta.rs * es, t.tn * es};
+          rows == 1 ? DmaShape{cols * es} : DmaShape{cols * es, rows, ta.rs * es, tn * es};
       if (store)
         em.store(lx.addr, dram, sh);
       else
         em.load(dram, lx.addr, sh);
     };
-
     auto split_rows = [&](int64_t mt) {  // corelet row split of a tile
       int64_t h = cfg.corelets < 2 ? mt : std::min(mt, round_up(ceil_div(mt, 2), cfg.pt_rows));
       return std::array<std::pair<int64_t, int64_t>, 2>{std::make_pair(int64_t{0}, h),
                                                         std::make_pair(h, mt)};
     };
+    // A load of one operand tile: local, or (multicast) by the group's loader of this tile.
+    auto load_tile = [&](bool mcast, const std::vector<int64_t>& group, int64_t pos, int64_t idx,
+                         int64_t free_tok, int64_t arr_tok, uint64_t dram, int64_t lx,
+                         DmaShape sh) {
+      if (!mcast) {
+        em.load(dram, lx, sh);
+        return;
+      }
+      const auto gs = static_cast<int64_t>(group.size());
+      if (idx % gs != pos) return;  // another core of the group reads it
+      // Every other core of the group has finished with this slot (its previous tile).
+      if (idx >= 2)
+        for (int64_t p = 0; p < gs; ++p)
+          if (p != pos) raw_wait(core, dma_in_q, free_tok + p, Access{});
+      int64_t mask = 0;
+      for (int64_t p = 0; p < gs; ++p)
+        if (p != pos) mask |= int64_t{1} << group[static_cast<size_t>(p)];
+      if (sh.rows > 1 && sh.dram_stride == sh.bytes && sh.lx_stride == sh.bytes)
+        sh = DmaShape{sh.bytes * sh.rows};
+      Access acc;
+      acc.dram_read.push_back(dma_span(static_cast<int64_t>(dram), sh, true));
+      acc.lx_write.push_back(dma_span(lx, sh, false));
+      k.cores[static_cast<size_t>(core)].emit(isa::make_instr(isa::Opcode::DmaLoad,
+                                                              {{"dram", static_cast<int64_t>(dram)},
+                                                               {"lx", lx},
+                                                               {"bytes", sh.bytes},
+                                                               {"rows", sh.rows},
+                                                               {"dram_stride", sh.dram_stride},
+                                                               {"lx_stride", sh.lx_stride},
+                                                               {"mcast", mask},
+                                                               {"mtok", arr_tok + idx % 2}},
+                                                              k.id),
+                                              std::move(acc));
+    };
     auto emit_loads = [&](const Step& s) {
-      const int64_t b = blocks[static_cast<size_t>(s.blk)].b;
       const int64_t mt = s.m1 - s.m0, nt = s.n1 - s.n0, kt = s.k1 - s.k0;
-      if (s.load_a && a_whole)
-        em.load(addr(A, b, s.m0, 0), A_slot[s.a_slot], DmaShape{K * esA, mt, A.s0 * esA, K * esA});
-      else if (s.load_a)
-        em.load(addr(A, b, s.m0, s.k0), A_slot[s.a_slot] + s.k0 * esA,
-                DmaShape{kt * esA, mt, A.s0 * esA, K * esA});
+      if (s.load_a)
+        load_tile(grid.mcast_a, ga, my_a, s.a_idx, kFreeA, kArrA, addr(A, s.b, s.m0, s.k0),
+                  A_slot[s.a_idx % 2], DmaShape{kt * esA, mt, A.s0 * esA, tk * esA});
       if (s.load_b) {
         if (trans_b)
-          em.load(addr(B, b, s.k0, s.n0), B_slot[s.b_slot],
-                  DmaShape{kt * esA, nt, B.s1 * esA, t.tk * esA});
+          load_tile(grid.mcast_b, gbv, my_b, s.b_idx, kFreeB, kArrB, addr(B, s.b, s.k0, s.n0),
+                    B_slot[s.b_idx % 2], DmaShape{kt * esA, nt, B.s1 * esA, tk * esA});
         else
-          em.load(addr(B, b, s.k0, s.n0), B_slot[s.b_slot],
-                  DmaShape{nt * esA, kt, B.s0 * esA, t.tn * esA});
+          load_tile(grid.mcast_b, gbv, my_b, s.b_idx, kFreeB, kArrB, addr(B, s.b, s.k0, s.n0),
+                    B_slot[s.b_idx % 2], DmaShape{nt * esA, kt, B.s0 * esA, tn * esA});
       }
-      if (ep && s.first_k) {
+      const int cp = static_cast<int>(s.ctile % cs);
+      if (owner && ep && s.first_k) {
         auto halves = split_rows(mt);
         for (const auto& op : ep->p.ops) {
           if (op.kind != TOp::Load || ep->slot[static_cast<size_t>(op.dst)] < 0) continue;
           if (ep->is_const[static_cast<size_t>(op.dst)]) continue;
           for (int cl = 0; cl < 2; ++cl) {
             auto [h0, h1] = halves[static_cast<size_t>(cl)];
-            if (h1 > h0)
-              ep_dma(op.access, op.dst, cl, s.m0, s.n0, h0, s.c_slot, h1 - h0, nt, false);
+            if (h1 > h0) ep_dma(op.access, op.dst, cl, s.m0, s.n0, h0, cp, h1 - h0, nt, false);
           }
         }
       }
-      if (is_addmm && s.first_k) {
+      if (owner && is_addmm && s.first_k) {
         const int64_t brows = bias_rows ? mt : 1, bcols = bias_scalar ? 1 : nt;
-        em.load(addr(bias, 0, bias_rows ? s.m0 : 0, bias_scalar ? 0 : s.n0), bias16[s.c_slot],
-                DmaShape{bcols * esBias, brows, bias.s0 * esBias, t.tn * esBias});
+        em.load(addr(bias, 0, bias_rows ? s.m0 : 0, bias_scalar ? 0 : s.n0), bias16[cp],
+                DmaShape{bcols * esBias, brows, bias.s0 * esBias, tn * esBias});
       }
     };
     auto emit_compute = [&](const Step& s) {
       const int64_t mt = s.m1 - s.m0, nt = s.n1 - s.n0, kt = s.k1 - s.k0;
+      const int64_t as = A_slot[s.a_idx % 2], bs = B_slot[s.b_idx % 2];
+      // Tiles multicast by another core: their arrival token, on the ring queue, stands for
+      // the remote write of the slot (the PT queues are ordered after it automatically).
+      if (grid.mcast_a && s.load_a && s.a_idx % static_cast<int64_t>(ga.size()) != my_a)
+        raw_wait(core, ring_q, kArrA + s.a_idx % 2, lx_range(as, a_tile_bytes));
+      if (grid.mcast_b && s.load_b && s.b_idx % static_cast<int64_t>(gbv.size()) != my_b)
+        raw_wait(core, ring_q, kArrB + s.b_idx % 2, lx_range(bs, b_tile_bytes));
       auto halves = split_rows(mt);
+      const int64_t cslot = C_slot[s.ctile % cs];
       for (int cl = 0; cl < 2; ++cl) {
         auto [h0, h1] = halves[static_cast<size_t>(cl)];
         if (h1 <= h0) continue;
-        em.mm(cl, A_slot[s.a_slot] + (h0 * K + s.k0) * esA, B_slot[s.b_slot],
-              C_slot[s.c_slot] + h0 * t.tn * 4, h1 - h0, nt, kt, K, trans_b ? t.tk : t.tn, t.tn,
-              A.dt, !s.first_k, trans_b);
+        em.mm(cl, as + h0 * tk * esA, bs, cslot + h0 * tn * 4, h1 - h0, nt, kt, tk,
+              trans_b ? tk : tn, tn, A.dt, !s.first_k, trans_b);
+      }
+      // The slot is free for the group's tile two ahead: tell its loader (after both PTs).
+      auto release = [&](bool mcast, const std::vector<int64_t>& group, int64_t pos, int64_t idx,
+                         int64_t count, int64_t free_tok, int64_t slot, int64_t bytes) {
+        if (!mcast || idx + 2 >= count) return;
+        const auto gs = static_cast<int64_t>(group.size());
+        const int64_t loader = (idx + 2) % gs;
+        if (loader == pos) return;
+        raw_sig(core, ring_q, free_tok + pos, group[static_cast<size_t>(loader)],
+                lx_range(slot, bytes));
+      };
+      if (s.a_last) release(grid.mcast_a, ga, my_a, s.a_idx, s.a_count, kFreeA, as, a_tile_bytes);
+      if (s.b_last) release(grid.mcast_b, gbv, my_b, s.b_idx, s.b_count, kFreeB, bs, b_tile_bytes);
+    };
+    // K split: partial sums along the chain ik = 0 -> 1 -> ... -> gk-1 (the owner).
+    auto emit_reduce = [&](const Step& s) {
+      if (grid.gk == 1) return;
+      const int64_t cslot = C_slot[s.ctile % cs];
+      const int64_t bytes = (s.m1 - s.m0) * tn * 4;
+      if (w.ik > 0) {
+        // Ready for the predecessor's partial sum once this core's own matmuls are done.
+        raw_sig(core, ring_q, kRedReady, core - 1, lx_range(cslot, bytes));
+        raw_wait(core, ring_q, kRedArr, lx_range(cslot, bytes));
+      }
+      if (!owner) {
+        raw_wait(core, ring_q, kRedReady, Access{});
+        Access acc;
+        acc.lx_read.push_back(ByteRange{cslot, cslot + bytes});
+        k.cores[static_cast<size_t>(core)].emit(isa::make_instr(isa::Opcode::RingReduce,
+                                                                {{"src", cslot},
+                                                                 {"dst_core", core + 1},
+                                                                 {"dst", cslot},
+                                                                 {"bytes", bytes},
+                                                                 {"tok", kRedArr}},
+                                                                k.id),
+                                                std::move(acc));
       }
     };
     auto emit_epilogue = [&](const Step& s) {
-      const int64_t b = blocks[static_cast<size_t>(s.blk)].b;
       const int64_t mt = s.m1 - s.m0, nt = s.n1 - s.n0;
+      const int cp = static_cast<int>(s.ctile % cs);
       auto halves = split_rows(mt);
       for (int cl = 0; cl < 2; ++cl) {
         auto [h0, h1] = halves[static_cast<size_t>(cl)];
         const int64_t nr = h1 - h0;
         if (nr <= 0) continue;
-        Tile acc{C_slot[s.c_slot] + h0 * t.tn * 4, t.tn, 1, f32};
+        Tile acc{C_slot[cp] + h0 * tn * 4, tn, 1, f32};
         if (alpha_at >= 0) em.bin(cl, sfp_fn("mul"), acc, acc, Tile{alpha_at, 0, 0, f32}, nr, nt);
         if (is_addmm) {
           const int64_t brows = bias_rows ? nr : 1, bcols = bias_scalar ? 1 : nt;
           const int64_t r0 = bias_rows ? h0 : 0;
-          Tile b16{bias16[s.c_slot] + r0 * t.tn * esBias, t.tn, 1, bias.dt};
-          Tile b32{bias32[s.c_slot][cl], t.tn, 1, f32};
+          Tile b16{bias16[cp] + r0 * tn * esBias, tn, 1, bias.dt};
+          Tile b32{bias32[cp][cl], tn, 1, f32};
           if (bias.dt != f32)
             em.cvt(cl, b32, b16, brows, bcols);
           else
             em.un(cl, sfp_fn("copy"), b32, b16, brows, bcols);
           if (beta_at >= 0)
             em.bin(cl, sfp_fn("mul"), b32, b32, Tile{beta_at, 0, 0, f32}, brows, bcols);
-          Tile bop{b32.addr, bias_rows ? t.tn : 0, bias_scalar ? 0 : 1, f32};
+          Tile bop{b32.addr, bias_rows ? tn : 0, bias_scalar ? 0 : 1, f32};
           em.bin(cl, sfp_fn("add"), acc, acc, bop, nr, nt);
         }
         int64_t src = acc.addr;
-        if (O.dt != f32) {
-          Tile out{O_slot[s.c_slot] + h0 * t.tn * esO, t.tn, 1, O.dt};
+        if (!out_f32) {
+          Tile out{O_slot[cp] + h0 * tn * esO, tn, 1, O.dt};
           em.cvt(cl, out, acc, nr, nt);
           src = out.addr;
         }
-        const int64_t es_src = O.dt != f32 ? esO : 4;
+        const int64_t es_src = !out_f32 ? esO : 4;
         if (k.store_output)
-          em.store(src, addr(O, b, s.m0 + h0, s.n0),
-                   DmaShape{nt * esO, nr, O.s0 * esO, t.tn * es_src});
+          em.store(src, addr(O, s.b, s.m0 + h0, s.n0),
+                   DmaShape{nt * esO, nr, O.s0 * esO, tn * es_src});
         if (!ep) continue;
         for (const auto& op : ep->p.ops) {
           if (op.kind == TOp::Load) continue;
           if (op.kind == TOp::Store) {
-            ep_dma(op.access, op.src[0], cl, s.m0, s.n0, h0, s.c_slot, nr, nt, true);
+            ep_dma(op.access, op.src[0], cl, s.m0, s.n0, h0, cp, nr, nt, true);
             continue;
           }
-          if (!ep->is_const[static_cast<size_t>(op.dst)]) ep_op(op, cl, h0, s.c_slot, nr, nt);
+          if (!ep->is_const[static_cast<size_t>(op.dst)]) ep_op(op, cl, h0, cp, nr, nt);
         }
       }
     };
@@ -419,13 +513,43 @@ void lower_matmul(Kernel& k) {
     for (size_t i = 0; i < steps.size(); ++i) {
       if (i + 1 < steps.size()) emit_loads(steps[i + 1]);
       emit_compute(steps[i]);
-      if (steps[i].last_k) emit_epilogue(steps[i]);
+      if (steps[i].last_k) {
+        emit_reduce(steps[i]);
+        if (owner) emit_epilogue(steps[i]);
+      }
     }
   }
 
+  // --- report: the split, the tiles, the multicast groups and K chains, the prediction
+  nlohmann::json split = grid.to_json();
+  auto groups_json = [&](bool a) {
+    nlohmann::json gs = nlohmann::json::array();
+    for (const auto& w : work) {
+      if (a ? w.in != 0 : w.im != 0) continue;
+      gs.push_back(a ? a_group(w) : b_group(w));
+    }
+    return gs;
+  };
+  split["multicast"] = {
+      {"a",
+       {{"enabled", grid.mcast_a},
+        {"groups", grid.mcast_a ? groups_json(true) : nlohmann::json::array()}}},
+      {"b",
+       {{"enabled", grid.mcast_b},
+        {"groups", grid.mcast_b ? groups_json(false) : nlohmann::json::array()}}}};
+  nlohmann::json chains = nlohmann::json::array();
+  if (grid.gk > 1)
+    for (int64_t c = 0; c < grid.cores_used; c += grid.gk) {
+      nlohmann::json ch = nlohmann::json::array();
+      for (int64_t j = 0; j < grid.gk; ++j) ch.push_back(c + j);
+      chains.push_back(ch);
+    }
+  split["k_reduce"] = {{"kind", grid.gk > 1 ? "ring.red chain" : "none"}, {"chains", chains}};
+  split["alternatives"] = alternatives;
+  split["roofline_cycles"] = matmul_roofline_cycles(shape, cfg);
+  k.report["split"] = split;
+  k.report["tiles"] = {{"tm", tm}, {"tn", tn}, {"tk", tk}, {"trans_b", trans_b}, {"acc_slots", cs}};
   k.report["unit"] = "pt";
-  k.report["split"] = grid.to_json();
-  k.report["tiles"] = {{"tm", t.tm}, {"tn", t.tn}, {"tk", t.tk}, {"trans_b", trans_b}};
   k.report["shape"] = {{"batch", Bt}, {"m", M}, {"n", N}, {"k", K}};
   if (ep)
     k.report["epilogue"] = {{"nodes", k.epilogue->name},

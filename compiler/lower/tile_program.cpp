@@ -12,8 +12,10 @@ namespace {
 
 using isa::DType;
 
-bool is_float(DType d) { return d == DType::F16 || d == DType::BF16 || d == DType::F32; }
-DType compute_dtype(DType d) { return (d == DType::F16 || d == DType::BF16) ? DType::F32 : d; }
+bool is_float(DType d) { return isa::dtype_is_float(d); }
+DType compute_dtype(DType d) {
+  return (d == DType::F16 || d == DType::BF16 || d == DType::F8E4M3) ? DType::F32 : d;
+}
 DType promote(DType a, DType b) {
   if (is_float(a) || is_float(b)) return DType::F32;
   return isa::dtype_size_bytes(a) >= isa::dtype_size_bytes(b) ? a : b;
@@ -21,11 +23,12 @@ DType promote(DType a, DType b) {
 
 const std::map<std::string, std::string>& unary_fns() {
   static const std::map<std::string, std::string> m = {
-      {"neg", "neg"},       {"abs", "abs"},   {"relu", "relu"},   {"reciprocal", "reciprocal"},
-      {"square", "square"}, {"sqrt", "sqrt"}, {"rsqrt", "rsqrt"}, {"exp", "exp"},
-      {"log", "log"},       {"tanh", "tanh"}, {"erf", "erf"},     {"sigmoid", "sigmoid"},
-      {"floor", "floor"},   {"ceil", "ceil"}, {"sign", "sign"},   {"logical_not", "not"},
-      {"identity", "copy"}};
+      {"neg", "neg"},       {"abs", "abs"},     {"relu", "relu"},   {"reciprocal", "reciprocal"},
+      {"square", "square"}, {"sqrt", "sqrt"},   {"rsqrt", "rsqrt"}, {"exp", "exp"},
+      {"log", "log"},       {"tanh", "tanh"},   {"erf", "erf"},     {"sigmoid", "sigmoid"},
+      {"floor", "floor"},   {"ceil", "ceil"},   {"sign", "sign"},   {"logical_not", "not"},
+      {"identity", "copy"}, {"log1p", "log1p"}, {"round", "round"}, {"sin", "sin"},
+      {"cos", "cos"},       {"trunc", "trunc"}};
   return m;
 }
 const std::map<std::string, std::string>& binary_fns() {
@@ -33,7 +36,8 @@ const std::map<std::string, std::string>& binary_fns() {
       {"add", "add"},         {"sub", "sub"},       {"mul", "mul"},     {"truediv", "div"},
       {"div", "div"},         {"maximum", "max"},   {"minimum", "min"}, {"pow", "pow"},
       {"logical_and", "and"}, {"logical_or", "or"}, {"lt", "lt"},       {"le", "le"},
-      {"gt", "gt"},           {"ge", "ge"},         {"eq", "eq"},       {"ne", "ne"}};
+      {"gt", "gt"},           {"ge", "ge"},         {"eq", "eq"},       {"ne", "ne"},
+      {"and_", "and"},        {"or_", "or"}};
   return m;
 }
 bool is_compare(const std::string& fn) {
@@ -100,7 +104,24 @@ class Builder {
         fail(op, "masked loads (padding, concatenation) are not supported yet");
       if (op.op == "indirect_indexing")
         fail(op, "indirect indexing (gather, embedding) is not supported yet");
-      if (op.op == "index_expr") fail(op, "index_expr (iota, arange) is not supported yet");
+      if (op.op == "index_expr") {
+        if (!op.index || !op.index->affine)
+          fail(op, "index_expr '" + (op.index ? op.index->expr : std::string()) +
+                       "' is not affine in the loop variables");
+        const std::string key = "|" + op.index->expr;
+        if (access_of_.count(key)) continue;
+        access_of_[key] = static_cast<int>(p_.accesses.size());
+        MemAccess m;
+        m.expr = op.index->expr;
+        m.dt = DType::I64;
+        m.offset = op.index->affine->offset;
+        std::vector<int64_t> coeffs;
+        for (const auto* vars : {&n_.vars, &n_.reduce_vars})
+          for (const auto& v : *vars) coeffs.push_back(op.index->affine->coeff(v));
+        p_.accesses.push_back(m);
+        coeffs_.push_back(coeffs);
+        continue;
+      }
       if (op.op != "load" && op.op != "store" && op.op != "store_reduction") continue;
       if (!op.index || !op.index->affine)
         fail(op, "index '" + (op.index ? op.index->expr : std::string()) + "' of buffer " +
@@ -116,7 +137,7 @@ class Builder {
       m.buffer = op.buffer;
       m.expr = op.index->expr;
       m.dt = g_.storage_of(op.buffer).dtype;
-      m.offset = af.offset;
+      m.offset = af.offset + storage_offset(g_, op.buffer);
       if (m.offset < 0) fail(op, "negative index offset");
       std::vector<int64_t> coeffs;
       for (const auto* vars : {&n_.vars, &n_.reduce_vars})
@@ -288,6 +309,34 @@ class Builder {
           scalar(compute_dtype(op_dtype(op, DType::F32)), constant_value(op.value, where_));
       return;
     }
+    if (op.op == "index_expr") {
+      const int a = access_of_.at("|" + op.index->expr);
+      TVal t;
+      t.dt = compute_dtype(op_dtype(op, DType::I64));
+      access_class(a, t.r, t.c, t.tiled);
+      int d = new_val(t);
+      emit(TOp{TOp::Iota, isa::SfpFn::Copy, d, {}, a, 0});
+      val_[op.id] = d;
+      return;
+    }
+    if (op.op == "check_bounds") return;  // indices are valid by construction of the capture
+    if (op.op == "bitwise_not" || op.op == "bitwise_and" || op.op == "bitwise_or" ||
+        op.op == "bitwise_xor") {
+      DType dt = op_dtype(op, p_.vals[static_cast<size_t>(arg(op, 0))].dt);
+      if (is_float(dt)) fail(op, "bitwise op on a floating-point dtype");
+      std::vector<int> a;
+      for (size_t i = 0; i < op.args.size(); ++i) a.push_back(convert(arg(op, i), dt));
+      const bool b = dt == DType::Bool;
+      const std::string fn = op.op == "bitwise_not"   ? (b ? "not" : "bitnot")
+                             : op.op == "bitwise_and" ? "bitand"
+                             : op.op == "bitwise_or"  ? "bitor"
+                                                      : "bitxor";
+      if (a.size() != (op.op == "bitwise_not" ? 1u : 2u)) fail(op, "wrong number of operands");
+      int d = new_val(a.size() == 1 ? joined({a[0]}, dt) : joined({a[0], a[1]}, dt));
+      emit(TOp{a.size() == 1 ? TOp::Unary : TOp::Binary, sfp_fn(fn), d, a, -1, 0});
+      val_[op.id] = d;
+      return;
+    }
     if (op.op == "to_dtype") {
       val_[op.id] = convert(arg(op, 0), *op.dtype);
       return;
@@ -338,6 +387,16 @@ class Builder {
 
   void lower_reduction(const ir::Op& op) {
     const std::string& rt = op.reduction_type;
+    if (rt == "argmax" || rt == "argmin") {  // the column index, exact in fp32 (< 2^24)
+      if (p_.space.col.size > (int64_t{1} << 24)) fail(op, "argmax over more than 2^24 elements");
+      val_[op.id] = reduce(sfp_fn(rt), convert(arg(op, 0), DType::F32));
+      return;
+    }
+    if (rt == "any") {  // max of 0/1
+      int m = reduce(sfp_fn("rmax"), convert(convert(arg(op, 0), DType::Bool), DType::F32));
+      val_[op.id] = convert(m, DType::Bool);
+      return;
+    }
     DType dt = compute_dtype(op_dtype(op, DType::F32));
     int x = convert(arg(op, 0), dt);
     static const std::map<std::string, std::string> simple = {
@@ -409,6 +468,14 @@ class Builder {
 };
 
 }  // namespace
+
+int64_t storage_offset(const ir::Graph& g, const std::string& buffer) {
+  int64_t off = 0;
+  for (const ir::Buffer* b = &g.buffer(buffer);; b = &g.buffer(b->view_of)) {
+    off += b->offset;
+    if (b->view_of.empty()) return off;
+  }
+}
 
 int64_t IterSpace::outer_count() const {
   int64_t n = 1;

@@ -144,6 +144,33 @@ size_t Program::num_instructions() const {
 }
 
 namespace {
+// I4 (two elements per byte, spyre/isa/dtype.h) is taken by pt.mm (dt) and sfp.cvt (sdt or
+// ddt) only; its row strides must be even so that every row starts on a byte (the LX timing
+// model and DMA work in whole bytes).
+template <typename Where>
+void check_i4(const Instr& in, const OpInfo& info, const Where& where) {
+  auto is_i4 = [&](const char* name) {
+    return info.index_of(name) >= 0 && in.get(name) == static_cast<int64_t>(DType::I4);
+  };
+  auto even = [&](const std::string& name, const char* why) {
+    if (in.get(name) % 2 != 0)
+      throw Error(where(), "operand " + name + "=" + std::to_string(in.get(name)) +
+                               " must be even for dtype i4 (two elements per byte): " + why);
+  };
+  if (in.op == Opcode::PtMatmul) {
+    if (!is_i4("dt")) return;
+    even("lda", "each row of A starts on a byte");
+    even("ldb", "each row of B starts on a byte");
+  } else if (in.op == Opcode::SfpConvert) {
+    if (is_i4("sdt")) even("a_rs", "each row of a starts on a byte");
+    if (is_i4("ddt")) even("dst_rs", "each row of dst starts on a byte");
+  } else if (is_i4("dt")) {
+    throw Error(where(),
+                "dtype i4 (4-bit, two elements per byte) is supported only by pt.mm "
+                "and sfp.cvt; convert to i8 or a float type first");
+  }
+}
+
 void check_instr(const Program& p, size_t core, size_t idx, const Instr& in) {
   auto where = [&] {
     return "core " + std::to_string(core) + " instruction " + std::to_string(idx) + " (" +
@@ -175,6 +202,7 @@ void check_instr(const Program& p, size_t core, size_t idx, const Instr& in) {
   need("k", 0, kBig);
   need("flags", 0, 3);
   need("acc", 0, 1);
+  check_i4(in, info, where);
   if (in.op == Opcode::Signal || in.op == Opcode::Wait) need("q", 0, kNumQueues - 1);
   if (in.op == Opcode::Signal) need("core", -1, static_cast<int64_t>(p.num_cores) - 1);
   if (in.op == Opcode::RingSend) need("dst_core", 0, static_cast<int64_t>(p.num_cores) - 1);
@@ -198,9 +226,22 @@ void validate(const Program& p) {
                                std::to_string(p.num_cores) + " cores");
   for (size_t c = 0; c < p.cores.size(); ++c)
     for (size_t i = 0; i < p.cores[c].size(); ++i) check_instr(p, c, i, p.cores[c][i]);
-  for (const auto& t : p.tensors)
+  for (const auto& t : p.tensors) {
     if (t.dram_addr + t.bytes > p.dram_bytes)
       throw Error("tensor " + t.name, "lies outside the program's device memory");
+    if (t.dtype == DType::I4) {  // whole bytes: an even element span (1 + sum (size-1)*stride)
+      int64_t span = 1;
+      bool empty = false;
+      for (size_t i = 0; i < t.size.size(); ++i) {
+        if (t.size[i] == 0) empty = true;
+        span += (t.size[i] - 1) * (i < t.stride.size() ? t.stride[i] : 0);
+      }
+      if (!empty && span % 2 != 0)
+        throw Error("tensor " + t.name,
+                    "of dtype i4 spans " + std::to_string(span) +
+                        " elements; i4 packs two per byte, so the span must be even");
+    }
+  }
 }
 
 }  // namespace spyre::isa

@@ -26,6 +26,20 @@ ByteRange strided_range(int64_t base, const std::vector<Dim>& dims, int64_t elem
   return {clamp(lo), clamp(hi)};
 }
 
+ByteRange element_range(int64_t base, const std::vector<Dim>& dims_in_elements, isa::DType dt) {
+  const ByteRange e = strided_range(0, dims_in_elements, 1);  // [first, last + 1) in elements
+  if (e.empty()) return {};
+  const int64_t bits = isa::dtype_bits(dt);
+  auto floor_div = [](__int128 a, __int128 b) { return a >= 0 ? a / b : -((-a + b - 1) / b); };
+  const __int128 lo = base + floor_div(static_cast<__int128>(e.lo) * bits, 8);
+  const __int128 hi = base + floor_div(static_cast<__int128>(e.hi - 1) * bits, 8) + (bits + 7) / 8;
+  constexpr __int128 kMax = INT64_MAX, kMin = INT64_MIN;
+  auto clamp = [&](__int128 v) {
+    return static_cast<int64_t>(v > kMax ? kMax : v < kMin ? kMin : v);
+  };
+  return {clamp(lo), clamp(hi)};
+}
+
 void check_range(const ByteRange& r, int64_t limit, const char* space, const InstrRef& at) {
   if (r.empty()) return;
   if (r.lo >= 0 && r.hi <= limit) return;

@@ -262,16 +262,19 @@ void Core::launch_ring(int q, size_t i) {
 std::vector<LxRegion> Core::lx_regions(const isa::Instr& in) const {
   std::vector<LxRegion> out;
   if (is_pt(in.op)) {
-    const int64_t es = isa::dtype_size_bytes(static_cast<isa::DType>(in.get("dt")));
+    // Bytes of `e` elements: I4 packs two per byte; isa::validate keeps its lda and ldb even,
+    // so every row starts on a byte and the row strides below are exact.
+    const auto dt = static_cast<isa::DType>(in.get("dt"));
+    auto bytes = [dt](int64_t e) { return isa::dtype_storage_bytes(dt, e); };
     const int64_t m = in.get("m"), n = in.get("n"), k = in.get("k");
     const int64_t folds_m = ceil_div(m, std::max<int64_t>(1, env_.cfg.pt_rows));
     const int64_t folds_n = ceil_div(n, std::max<int64_t>(1, env_.cfg.pt_lanes));
     const int64_t flags = in.get("flags");
-    out.push_back({in.get("a"), k * es, m, in.get("lda") * es, folds_n});  // A once per N fold
+    out.push_back({in.get("a"), bytes(k), m, bytes(in.get("lda")), folds_n});  // A once per N fold
     if (flags & 2)
-      out.push_back({in.get("b"), k * es, n, in.get("ldb") * es, folds_m});  // B^T [n, k]
+      out.push_back({in.get("b"), bytes(k), n, bytes(in.get("ldb")), folds_m});  // B^T [n, k]
     else
-      out.push_back({in.get("b"), n * es, k, in.get("ldb") * es, folds_m});  // B once per M fold
+      out.push_back({in.get("b"), bytes(n), k, bytes(in.get("ldb")), folds_m});  // B per M fold
     out.push_back({in.get("c"), n * 4, m, in.get("ldc") * 4, (flags & 1) ? 2 : 1});
     return out;
   }
@@ -292,15 +295,15 @@ std::vector<LxRegion> Core::lx_regions(const isa::Instr& in) const {
     else
       dt = static_cast<isa::DType>(in.get(cvt ? "sdt" : "dt"));
     if (n == "dst" && compare) dt = isa::DType::Bool;
-    const int64_t es = isa::dtype_size_bytes(dt);
     const bool one_col = info.index_of(n + "_cs") < 0;  // sfp.red's dst: one element per row
     const int64_t cs = one_col ? 0 : in.get(n + "_cs");
     const int64_t ncols = one_col ? 1 : cols;
     if (rows <= 0 || ncols <= 0) continue;
-    int64_t base = in.get(n);
-    if (cs < 0) base += (ncols - 1) * cs * es;
-    const int64_t span = ((ncols - 1) * (cs < 0 ? -cs : cs) + 1) * es;
-    out.push_back({base, span, rows, in.get(n + "_rs") * es, 1});
+    // Row 0's bytes (element_range: for I4 the bytes holding its first and last nibble); rows
+    // follow every rs elements (isa::validate keeps an I4 operand's rs even: whole bytes).
+    const ByteRange row0 = element_range(in.get(n), {{ncols, cs}}, dt);
+    out.push_back(
+        {row0.lo, row0.hi - row0.lo, rows, isa::dtype_byte_offset(dt, in.get(n + "_rs")), 1});
   }
   return out;
 }

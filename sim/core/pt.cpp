@@ -1,5 +1,6 @@
 // PT array: closed-form latency (spyre/arch/unit_timing.h: dataflow, folds, fill/drain) and
-// the matmul.
+// the matmul. Operand element e (e = row * ld + col, in elements) lies at its byte base +
+// e * bytes, or for I4 in byte base + floor(e / 2), nibble e mod 2 (spyre/isa/dtype.h).
 #include <algorithm>
 #include <vector>
 
@@ -12,7 +13,6 @@ namespace {
 struct Mm {
   int64_t a, b, c, m, n, k, lda, ldb, ldc, flags;
   isa::DType dt;
-  int64_t es;
 };
 Mm decode(const isa::Instr& in) {
   Mm x{in.get("a"),
@@ -25,9 +25,7 @@ Mm decode(const isa::Instr& in) {
        in.get("ldb"),
        in.get("ldc"),
        in.get("flags"),
-       static_cast<isa::DType>(in.get("dt")),
-       0};
-  x.es = isa::dtype_size_bytes(x.dt);
+       static_cast<isa::DType>(in.get("dt"))};
   return x;
 }
 
@@ -41,11 +39,11 @@ std::vector<ByteRange> pt_lx_ranges(const isa::Instr& in) {
   Mm x = decode(in);
   if (x.m <= 0 || x.n <= 0) return {};
   std::vector<ByteRange> r;
-  r.push_back(strided_range(x.a, {{x.m, x.lda * x.es}, {x.k, x.es}}, x.es));
+  r.push_back(element_range(x.a, {{x.m, x.lda}, {x.k, 1}}, x.dt));
   if (x.flags & 2)
-    r.push_back(strided_range(x.b, {{x.n, x.ldb * x.es}, {x.k, x.es}}, x.es));
+    r.push_back(element_range(x.b, {{x.n, x.ldb}, {x.k, 1}}, x.dt));
   else
-    r.push_back(strided_range(x.b, {{x.k, x.ldb * x.es}, {x.n, x.es}}, x.es));
+    r.push_back(element_range(x.b, {{x.k, x.ldb}, {x.n, 1}}, x.dt));
   r.push_back(strided_range(x.c, {{x.m, x.ldc * 4}, {x.n, 4}}, 4));
   return r;
 }
@@ -68,13 +66,19 @@ const float* half_table(isa::DType dt) {
   return dt == isa::DType::F16 ? f16.data() : dt == isa::DType::BF16 ? bf16.data() : nullptr;
 }
 
-// Element at `p` as fp32 (exact for every input dtype the PT takes).
-inline float load_f32(const uint8_t* p, isa::DType dt, const float* table) {
-  if (table) return table[p[0] | (p[1] << 8)];
-  return static_cast<float>(isa::load_element(p, dt));
+// Element `e` of the operand at byte `base` as fp32 (exact for every input dtype the PT takes:
+// fp8 and int4 too).
+inline float load_f32(const uint8_t* lx, int64_t base, int64_t e, isa::DType dt,
+                      const float* table) {
+  if (table) {
+    const uint8_t* p = lx + base + e * 2;
+    return table[p[0] | (p[1] << 8)];
+  }
+  return static_cast<float>(isa::load_element(lx + base, dt, e));
 }
 
-// Floating inputs: every C(i,j) is its own fp32 sum over kk ascending. Columns go in panels of
+// Floating inputs (fp16, bf16, fp32, fp8): every C(i,j) is its own fp32 sum over kk ascending
+// (an fp8 or 16-bit product is exact in fp32). Columns go in panels of
 // kPanel (B packed [panel][kk][t], zero-padded) so one pass over kk advances kPanel independent
 // sums: the same operations in the same order per element, but the adds of different columns
 // overlap in the pipeline (and vectorise) instead of waiting on one dependency chain.
@@ -90,7 +94,7 @@ void matmul_float(uint8_t* lx, const Mm& x, const std::vector<float>& a) {
     for (int64_t q = 0; q < (trans_b ? x.k : x.n); ++q) {
       const int64_t j = trans_b ? r : q, kk = trans_b ? q : r;
       bp[static_cast<size_t>(((j / kPanel) * x.k + kk) * kPanel + j % kPanel)] =
-          load_f32(lx + x.b + (r * x.ldb + q) * x.es, x.dt, table);
+          load_f32(lx, x.b, r * x.ldb + q, x.dt, table);
     }
   for (int64_t i = 0; i < x.m; ++i) {
     const float* ar = a.data() + i * x.k;
@@ -113,7 +117,8 @@ void matmul_float(uint8_t* lx, const Mm& x, const std::vector<float>& a) {
   }
 }
 
-// Integer inputs: exact products summed in int64, the int32 result joins the fp32 C.
+// Integer inputs (int8, int4, ...): exact products summed in int64, the int32 result joins the
+// fp32 C.
 void matmul_integer(uint8_t* lx, const Mm& x, const std::vector<float>& a) {
   const bool accumulate = x.flags & 1;
   std::vector<float> bt(static_cast<size_t>(x.n * x.k));  // B transposed to [n,k]
@@ -121,7 +126,7 @@ void matmul_integer(uint8_t* lx, const Mm& x, const std::vector<float>& a) {
     for (int64_t kk = 0; kk < x.k; ++kk) {
       const int64_t off = (x.flags & 2) ? (j * x.ldb + kk) : (kk * x.ldb + j);
       bt[static_cast<size_t>(j * x.k + kk)] =
-          static_cast<float>(isa::load_element(lx + x.b + off * x.es, x.dt));
+          static_cast<float>(isa::load_element(lx + x.b, x.dt, off));
     }
   for (int64_t i = 0; i < x.m; ++i) {
     const float* ar = a.data() + i * x.k;
@@ -143,15 +148,13 @@ void matmul_integer(uint8_t* lx, const Mm& x, const std::vector<float>& a) {
 void pt_execute(uint8_t* lx, const isa::Instr& in) {
   Mm x = decode(in);
   if (x.m <= 0 || x.n <= 0) return;
-  const bool integer = x.dt == isa::DType::I8 || x.dt == isa::DType::I32 ||
-                       x.dt == isa::DType::I64 || x.dt == isa::DType::Bool;
+  const bool integer = !isa::dtype_is_float(x.dt);
   // A gathered once as fp32, row-major [m,k].
   std::vector<float> a(static_cast<size_t>(x.m * x.k));
   const float* table = half_table(x.dt);
   for (int64_t i = 0; i < x.m; ++i)
     for (int64_t kk = 0; kk < x.k; ++kk)
-      a[static_cast<size_t>(i * x.k + kk)] =
-          load_f32(lx + x.a + (i * x.lda + kk) * x.es, x.dt, table);
+      a[static_cast<size_t>(i * x.k + kk)] = load_f32(lx, x.a, i * x.lda + kk, x.dt, table);
   if (integer)
     matmul_integer(lx, x, a);
   else

@@ -1,7 +1,8 @@
 // SFP vector unit: closed-form latency (spyre/arch/unit_timing.h: lanes per dtype, latency and
 // cycles per vector per op class, the lane tree of reductions) and the element-wise arithmetic.
-// Element (r, c) of an operand lies at base + (r * rs + c * cs) * esize(dtype); values are
-// computed in double from load_element() and rounded by store_element().
+// Element (r, c) of an operand is element index e = r * rs + c * cs: byte base + e * esize(dtype),
+// or for I4 (sfp.cvt only, isa::validate rejects it elsewhere) byte base + floor(e / 2), nibble
+// e mod 2. Values are computed in double from load_element() and rounded by store_element().
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -19,12 +20,14 @@ using isa::SfpFn;
 struct Operand {
   int64_t base, rs, cs;
   DType dt;
-  uint8_t* at(uint8_t* lx, int64_t r, int64_t c) const {
-    return lx + base + (r * rs + c * cs) * isa::dtype_size_bytes(dt);
+  double load(const uint8_t* lx, int64_t r, int64_t c) const {
+    return isa::load_element(lx + base, dt, r * rs + c * cs);
+  }
+  void store(uint8_t* lx, int64_t r, int64_t c, double v) const {
+    isa::store_element(lx + base, dt, r * rs + c * cs, v);
   }
   ByteRange range(int64_t rows, int64_t cols) const {
-    int64_t es = isa::dtype_size_bytes(dt);
-    return strided_range(base, {{rows, rs * es}, {cols, cs * es}}, es);
+    return element_range(base, {{rows, rs}, {cols, cs}}, dt);
   }
 };
 
@@ -57,6 +60,12 @@ double unary(SfpFn f, double x) {
     case SfpFn::Ceil: return std::ceil(x);
     case SfpFn::Sign: return x > 0 ? 1.0 : x < 0 ? -1.0 : x;
     case SfpFn::Not: return x == 0.0 ? 1.0 : 0.0;
+    case SfpFn::Log1p: return std::log1p(x);
+    case SfpFn::Round: return std::nearbyint(x);
+    case SfpFn::Sin: return std::sin(x);
+    case SfpFn::Cos: return std::cos(x);
+    case SfpFn::Trunc: return std::trunc(x);
+    case SfpFn::BitNot: return static_cast<double>(~static_cast<int64_t>(x));
     default: return x;  // copy
   }
 }
@@ -78,6 +87,12 @@ double binary(SfpFn f, double a, double b) {
     case SfpFn::Ge: return a >= b;
     case SfpFn::Eq: return a == b;
     case SfpFn::Ne: return a != b;
+    case SfpFn::BitAnd:
+      return static_cast<double>(static_cast<int64_t>(a) & static_cast<int64_t>(b));
+    case SfpFn::BitOr:
+      return static_cast<double>(static_cast<int64_t>(a) | static_cast<int64_t>(b));
+    case SfpFn::BitXor:
+      return static_cast<double>(static_cast<int64_t>(a) ^ static_cast<int64_t>(b));
     default: return a;
   }
 }
@@ -137,9 +152,7 @@ void sfp_execute(uint8_t* lx, const isa::Instr& in) {
       auto f = static_cast<SfpFn>(in.get("fn"));
       Operand d = op(in, "dst", dt("dt")), a = op(in, "a", dt("dt"));
       for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < cols; ++c)
-          isa::store_element(d.at(lx, r, c), d.dt,
-                             unary(f, isa::load_element(a.at(lx, r, c), a.dt)));
+        for (int64_t c = 0; c < cols; ++c) d.store(lx, r, c, unary(f, a.load(lx, r, c)));
       return;
     }
     case Opcode::SfpBinary: {
@@ -148,9 +161,7 @@ void sfp_execute(uint8_t* lx, const isa::Instr& in) {
       Operand a = op(in, "a", dt("dt")), b = op(in, "b", dt("dt"));
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t c = 0; c < cols; ++c)
-          isa::store_element(d.at(lx, r, c), d.dt,
-                             binary(f, isa::load_element(a.at(lx, r, c), a.dt),
-                                    isa::load_element(b.at(lx, r, c), b.dt)));
+          d.store(lx, r, c, binary(f, a.load(lx, r, c), b.load(lx, r, c)));
       return;
     }
     case Opcode::SfpSelect: {
@@ -158,8 +169,8 @@ void sfp_execute(uint8_t* lx, const isa::Instr& in) {
       Operand a = op(in, "a", dt("dt")), b = op(in, "b", dt("dt"));
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t c = 0; c < cols; ++c) {
-          const Operand& pick = isa::load_element(k.at(lx, r, c), DType::Bool) != 0.0 ? a : b;
-          isa::store_element(d.at(lx, r, c), d.dt, isa::load_element(pick.at(lx, r, c), pick.dt));
+          const Operand& pick = k.load(lx, r, c) != 0.0 ? a : b;
+          d.store(lx, r, c, pick.load(lx, r, c));
         }
       return;
     }
@@ -167,26 +178,36 @@ void sfp_execute(uint8_t* lx, const isa::Instr& in) {
       auto f = static_cast<SfpFn>(in.get("fn"));
       Operand d = op(in, "dst", dt("dt")), a = op(in, "a", dt("dt"));
       const bool acc = in.get("acc") != 0;
+      if (f == SfpFn::ArgMax || f == SfpFn::ArgMin) {  // first extreme; NaN wins
+        for (int64_t r = 0; r < rows; ++r) {
+          int64_t best = 0;
+          double bv = a.load(lx, r, 0);
+          for (int64_t c = 1; c < cols && !std::isnan(bv); ++c) {
+            const double x = a.load(lx, r, c);
+            if (std::isnan(x) || (f == SfpFn::ArgMax ? x > bv : x < bv)) best = c, bv = x;
+          }
+          d.store(lx, r, 0, static_cast<double>(best));
+        }
+        return;
+      }
       for (int64_t r = 0; r < rows; ++r) {
-        double v = acc ? isa::load_element(d.at(lx, r, 0), d.dt) : reduce_init(f);
-        for (int64_t c = 0; c < cols; ++c)
-          v = reduce_step(f, v, isa::load_element(a.at(lx, r, c), a.dt));
-        isa::store_element(d.at(lx, r, 0), d.dt, v);
+        double v = acc ? d.load(lx, r, 0) : reduce_init(f);
+        for (int64_t c = 0; c < cols; ++c) v = reduce_step(f, v, a.load(lx, r, c));
+        d.store(lx, r, 0, v);
       }
       return;
     }
     case Opcode::SfpConvert: {
       Operand d = op(in, "dst", dt("ddt")), a = op(in, "a", dt("sdt"));
       for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < cols; ++c)
-          isa::store_element(d.at(lx, r, c), d.dt, isa::load_element(a.at(lx, r, c), a.dt));
+        for (int64_t c = 0; c < cols; ++c) d.store(lx, r, c, a.load(lx, r, c));
       return;
     }
     case Opcode::SfpFill: {
       Operand d = op(in, "dst", dt("dt"));
       double v = isa::operand_float(in.get("value"));
       for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < cols; ++c) isa::store_element(d.at(lx, r, c), d.dt, v);
+        for (int64_t c = 0; c < cols; ++c) d.store(lx, r, c, v);
       return;
     }
     default: return;

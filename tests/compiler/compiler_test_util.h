@@ -122,7 +122,8 @@ inline nlohmann::json softmax_ir(int64_t rows = 64, int64_t cols = 256, bool cha
                              {"op", "reduction"},
                              {"args", {"v1"}},
                              {"dtype", "float32"},
-                             {"reduction_type", "max"}},
+                             {"reduction_type", "max"},
+                             {"outputs", 1}},
                         st("store_reduction", "v2", "buf0", row_r)},
                        "max"));
   nodes.push_back(
@@ -134,7 +135,8 @@ inline nlohmann::json softmax_ir(int64_t rows = 64, int64_t cols = 256, bool cha
                  {"op", "reduction"},
                  {"args", {"v4"}},
                  {"dtype", "float32"},
-                 {"reduction_type", "sum"}},
+                 {"reduction_type", "sum"},
+                 {"outputs", 1}},
             st("store_reduction", "v5", "buf1", row_r)},
            "sum"));
   nodes.push_back(

@@ -10,6 +10,7 @@
 
 #include "compiler_test_util.h"
 #include "spyre/compiler/compile.h"
+#include "spyre/error.h"
 #include "spyre/sim/simulate.h"
 
 namespace spyre::compiler {
@@ -57,12 +58,14 @@ struct SimRun {
 
 // Inputs: N(0,1) * scale(name) rounded to fp16, seeded.
 SimRun run_ir(const nlohmann::json& ir, const std::string& golden, const std::string& arch_fusion,
-              const std::map<std::string, std::pair<float, float>>& mean_scale = {}) {
+              const std::map<std::string, std::pair<float, float>>& mean_scale = {},
+              const std::string& matmul_split = "") {
   // "spyre" or "spyre/unfused"
   const auto slash = arch_fusion.find('/');
   const std::string arch = arch_fusion.substr(0, slash);
   CompileOptions opts;
   opts.fusion = slash == std::string::npos;
+  if (!matmul_split.empty()) opts.set("matmul_split", matmul_split);
   auto cfg = arch::load_arch(arch);
   SimRun r;
   r.compiled = compile(ir, cfg, opts, golden + ".json");
@@ -88,8 +91,9 @@ SimRun run_ir(const nlohmann::json& ir, const std::string& golden, const std::st
 }
 
 SimRun run_golden(const std::string& golden, const std::string& arch_fusion,
-                  const std::map<std::string, std::pair<float, float>>& mean_scale = {}) {
-  return run_ir(test::load_golden(golden), golden, arch_fusion, mean_scale);
+                  const std::map<std::string, std::pair<float, float>>& mean_scale = {},
+                  const std::string& matmul_split = "") {
+  return run_ir(test::load_golden(golden), golden, arch_fusion, mean_scale, matmul_split);
 }
 
 void expect_close(const Tensor& got, const Tensor& want) {
@@ -140,15 +144,16 @@ TEST_P(E2e, EltwiseChainMatchesReference) {
   expect_close(r.out, want);
 }
 
-TEST_P(E2e, MlpBlockMatchesReference) {
+void check_mlp_block(const std::string& arch_fusion, const std::string& split) {
   // arg0_1/arg1_1: LayerNorm weight/bias; arg2_1: x; arg3_1/arg4_1: fc1; arg5_1/arg6_1: fc2.
-  SimRun r = run_golden("mlp_block", GetParam(),
+  SimRun r = run_golden("mlp_block", arch_fusion,
                         {{"arg0_1", {1.0f, 0.1f}},
                          {"arg1_1", {0.0f, 0.1f}},
                          {"arg3_1", {0.0f, 0.0625f}},
                          {"arg4_1", {0.0f, 0.0625f}},
                          {"arg5_1", {0.0f, 0.03125f}},
-                         {"arg6_1", {0.0f, 0.03125f}}});
+                         {"arg6_1", {0.0f, 0.03125f}}},
+                        split);
   const int64_t M = 64, H = 256, F = 1024;
   const Tensor& x = r.in["arg2_1"];
   Tensor h(static_cast<size_t>(M * H));
@@ -178,6 +183,112 @@ TEST_P(E2e, MlpBlockMatchesReference) {
   expect_close(r.out, want);
 }
 
+TEST_P(E2e, MlpBlockMatchesReference) { check_mlp_block(GetParam(), ""); }
+
+// fc1/fc2 with their fused epilogues (bias, GELU, residual) under a K split (partial sums on
+// the reduce ring, epilogue on the chain's last core) and a split that multicasts A and B.
+TEST_P(E2e, MlpBlockWithKSplitMatchesReference) { check_mlp_block(GetParam(), "1,1,2,2"); }
+TEST_P(E2e, MlpBlockWithMulticastSplitMatchesReference) { check_mlp_block(GetParam(), "1,2,2,1"); }
+
+// C = A @ B (B row-major [K, N]) and C = A @ W^T (W a linear weight [N, K]), fp16.
+nlohmann::json gemm_ir(int64_t m, int64_t n, int64_t k, bool b_transposed) {
+  auto view = [](const std::string& b, int64_t r, int64_t c, bool t) {
+    return nlohmann::json{{"buffer", b},
+                          {"dtype", "float16"},
+                          {"offset", 0},
+                          {"size", {r, c}},
+                          {"stride", t ? nlohmann::json{1, r} : nlohmann::json{c, 1}}};
+  };
+  auto buf = [](const std::string& name, const std::string& kind, int64_t r, int64_t c) {
+    return nlohmann::json{{"dtype", "float16"}, {"kind", kind},   {"name", name},
+                          {"offset", 0},        {"size", {r, c}}, {"stride", {c, 1}},
+                          {"view_of", nullptr}};
+  };
+  nlohmann::json bufs = {buf("arg0_1", "input", m, k),
+                         b_transposed ? buf("arg1_1", "input", n, k) : buf("arg1_1", "input", k, n),
+                         buf("buf0", "output", m, n)};
+  nlohmann::json node = {
+      {"aten", {"aten.mm.default"}},
+      {"constant_args", nlohmann::json::array()},
+      {"inputs", {view("arg0_1", m, k, false), view("arg1_1", k, n, b_transposed)}},
+      {"kernel", "extern_kernels.mm"},
+      {"kind", "extern"},
+      {"kwargs", nlohmann::json::object()},
+      {"layout", {{"dtype", "float16"}, {"offset", 0}, {"size", {m, n}}, {"stride", {n, 1}}}},
+      {"name", "op0"},
+      {"op_overload", "aten.mm.out"},
+      {"origins", {"mm"}},
+      {"outputs", {"buf0"}},
+      {"source", "model.py:1"}};
+  return {{"buffers", bufs},
+          {"graph", "graph_0"},
+          {"inputs", {"arg0_1", "arg1_1"}},
+          {"nodes", {node}},
+          {"outputs", {view("buf0", m, n, false)}},
+          {"schema", "spyre-sim-ir"},
+          {"stage", "scheduler"},
+          {"torch_version", "2.13.0+cpu"},
+          {"version", 1}};
+}
+
+void check_gemm(const std::string& arch, int64_t m, int64_t n, int64_t k, bool bt,
+                const std::string& split, bool want_kred, bool want_mcast) {
+  SimRun r = run_ir(gemm_ir(m, n, k, bt), "gemm", arch, {}, split);
+  Tensor want = matmul(r.in["arg0_1"], r.in["arg1_1"], m, k, n, bt);
+  for (auto& v : want) v = round_f16(v);
+  expect_close(r.out, want);
+  const auto& sp = r.compiled.report["kernels"][0]["split"];
+  EXPECT_EQ(!sp["k_reduce"]["chains"].empty(), want_kred) << sp.dump();
+  EXPECT_EQ(
+      sp["multicast"]["a"]["enabled"].get<bool>() || sp["multicast"]["b"]["enabled"].get<bool>(),
+      want_mcast)
+      << sp.dump();
+}
+
+// A bare GEMM has nothing to fuse: these run on each preset once, not also "unfused".
+class E2eGemm : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(E2eGemm, GemmKSplitMatchesReference) {
+  check_gemm(GetParam(), 64, 128, 512, false, "1,1,1,4", true, false);
+  check_gemm(GetParam(), 48, 64, 1000, true, "1,1,1,4", true, false);  // ragged K chunks
+}
+
+TEST_P(E2eGemm, GemmMulticastMatchesReference) {
+  check_gemm(GetParam(), 64, 256, 256, false, "1,2,2,1", false, true);
+  check_gemm(GetParam(), 128, 256, 512, true, "1,2,2,1", false, true);
+}
+
+TEST_P(E2eGemm, GemmMulticastAndKSplitMatchesReference) {
+  check_gemm(GetParam(), 64, 256, 512, false, "1,1,2,2", true, true);
+}
+
+TEST_P(E2eGemm, GemmAutoSplitMatchesReference) {
+  SimRun r = run_ir(gemm_ir(96, 320, 768, true), "gemm", GetParam());
+  Tensor want = matmul(r.in["arg0_1"], r.in["arg1_1"], 96, 768, 320, true);
+  for (auto& v : want) v = round_f16(v);
+  expect_close(r.out, want);
+}
+
+TEST(MatmulSplitOption, BadValuesNameTheKey) {
+  CompileOptions o;
+  for (const char* bad : {"1,2", "1,2,3", "1,2,3,4,5", "1,0,1,1", "a,1,1,1", "1,1,1,", ""}) {
+    try {
+      o.set("matmul_split", bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("compiler.matmul_split"), std::string::npos) << e.what();
+    }
+  }
+  o.set("matmul_split", "1,4,8,1");
+  EXPECT_EQ(o.matmul_split, (std::array<int64_t, 4>{1, 4, 8, 1}));
+}
+
+TEST(MatmulSplitOption, MoreCoresThanTheChipIsAnError) {
+  CompileOptions o;
+  o.set("matmul_split", "1,4,4,4");
+  EXPECT_THROW(compile(gemm_ir(64, 256, 512, false), arch::load_arch("tiny"), o), Error);
+}
+
 TEST_P(E2e, SoftmaxThenPointwiseChainMatchesReference) {
   // Reductions with their consumers (max, sum of exp, normalise) and a pointwise chain after.
   const int64_t R = 64, C = 256;
@@ -199,6 +310,9 @@ TEST_P(E2e, SoftmaxThenPointwiseChainMatchesReference) {
     EXPECT_EQ(r.compiled.report["kernels"].size(), 1u) << r.compiled.report["fusion"].dump(1);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Arch, E2eGemm, ::testing::Values("tiny", "spyre"),
+                         [](const auto& info) { return std::string(info.param); });
 
 INSTANTIATE_TEST_SUITE_P(Arch, E2e,
                          ::testing::Values("tiny", "spyre", "tiny/unfused", "spyre/unfused"),

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <tuple>
 
 #include "compiler_test_util.h"
 #include "spyre/compiler/compile.h"
@@ -39,19 +40,29 @@ TEST_P(Golden, CompilesToAValidProgramWithinLx) {
   EXPECT_EQ(r.program.kernels.size(), kernels);
   EXPECT_EQ(r.inputs.size(), ir["inputs"].size());
   EXPECT_EQ(r.outputs.size(), ir["outputs"].size());
-  for (const auto& core : r.program.cores) {
+  // Every signal has its wait: tokens are zero at each barrier. Signals to other cores
+  // (sync.sig core=c, dma.load mcast/mtok, ring.red/ring.send tok) count on the target core.
+  std::map<std::tuple<int64_t, int64_t, int64_t>, int> balance;  // (kernel, core, tok)
+  for (size_t c = 0; c < r.program.cores.size(); ++c) {
+    const auto& core = r.program.cores[c];
+    const auto self = static_cast<int64_t>(c);
     ASSERT_FALSE(core.empty());
     EXPECT_EQ(core.back().op, isa::Opcode::Halt);
-    // Every signal has its wait: tokens are zero at each barrier.
-    std::map<int64_t, int> balance;
     int barriers = 0;
     for (const auto& in : core) {
-      if (in.op == isa::Opcode::Signal) ++balance[in.get("tok")];
-      if (in.op == isa::Opcode::Wait) --balance[in.get("tok")];
-      if (in.op == isa::Opcode::Barrier || in.op == isa::Opcode::Halt) {
-        ++barriers;
-        for (auto [tok, n] : balance) EXPECT_EQ(n, 0) << "token " << tok;
+      const int64_t kid = in.kernel;
+      if (in.op == isa::Opcode::Signal) {
+        const int64_t to = in.get("core");
+        ++balance[{kid, to < 0 ? self : to, in.get("tok")}];
       }
+      if (in.op == isa::Opcode::Wait) --balance[{kid, self, in.get("tok")}];
+      if (in.op == isa::Opcode::DmaLoad && in.get("mcast") != 0 && in.get("mtok") >= 0)
+        for (int64_t t = 0; t < 64; ++t)
+          if (t != self && (in.get("mcast") >> t & 1)) ++balance[{kid, t, in.get("mtok")}];
+      if ((in.op == isa::Opcode::RingReduce || in.op == isa::Opcode::RingSend) &&
+          in.get("tok") >= 0)
+        ++balance[{kid, in.get("dst_core"), in.get("tok")}];
+      if (in.op == isa::Opcode::Barrier || in.op == isa::Opcode::Halt) ++barriers;
       if (in.op == isa::Opcode::DmaLoad || in.op == isa::Opcode::DmaStore) {
         EXPECT_GE(in.get("lx"), 0);
         EXPECT_LE(in.get("lx") + in.get("bytes"), cfg.lx_size_bytes);
@@ -59,6 +70,9 @@ TEST_P(Golden, CompilesToAValidProgramWithinLx) {
     }
     EXPECT_EQ(barriers, static_cast<int>(kernels));
   }
+  for (const auto& [key, n] : balance)
+    EXPECT_EQ(n, 0) << "kernel " << std::get<0>(key) << " core " << std::get<1>(key) << " token "
+                    << std::get<2>(key);
   const auto& rep = r.report;
   ASSERT_EQ(rep["kernels"].size(), kernels);
   for (const auto& k : rep["kernels"]) {

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "spyre/error.h"
 #include "spyre/isa/format.h"
 
@@ -180,4 +182,168 @@ TEST(DType, Fp16ConversionRoundsToNearestEven) {
   EXPECT_EQ(f32_to_bf16(1.0f), 0x3f80);
   EXPECT_EQ(dtype_from_name("torch.float16"), DType::F16);
   EXPECT_THROW(dtype_from_name("complex64"), spyre::Error);
+}
+
+// OCP FP8 E4M3FN: round to nearest even, satfinite (+-448), NaN 0x7f/0xff, subnormals 2^-9.
+TEST(DType, F8E4M3ConversionEdgeCases) {
+  EXPECT_EQ(f32_to_f8e4m3(1.0f), 0x38);  // exponent 7 (bias), mantissa 0
+  EXPECT_EQ(f8e4m3_to_f32(0x38), 1.0f);
+  EXPECT_EQ(f32_to_f8e4m3(448.0f), 0x7e);  // max finite: 1.75 * 2^8
+  EXPECT_EQ(f8e4m3_to_f32(0x7e), 448.0f);
+  EXPECT_EQ(f8e4m3_to_f32(0xfe), -448.0f);
+  // Beyond 448 (464 is the midpoint to the 480 that E4M3FN lacks), and infinity: saturate.
+  EXPECT_EQ(f32_to_f8e4m3(464.0f), 0x7e);
+  EXPECT_EQ(f32_to_f8e4m3(1e9f), 0x7e);
+  EXPECT_EQ(f64_to_f8e4m3(INFINITY), 0x7e);
+  EXPECT_EQ(f64_to_f8e4m3(-INFINITY), 0xfe);
+  EXPECT_EQ(f32_to_f8e4m3(-500.0f), 0xfe);
+  // NaN keeps its sign; 0x7f and 0xff decode to NaN (no infinities in E4M3FN).
+  EXPECT_EQ(f64_to_f8e4m3(NAN), 0x7f);
+  EXPECT_EQ(f64_to_f8e4m3(-NAN), 0xff);
+  EXPECT_TRUE(std::isnan(f8e4m3_to_f32(0x7f)));
+  EXPECT_TRUE(std::isnan(f8e4m3_to_f32(0xff)));
+  EXPECT_EQ(f8e4m3_to_f32(0x78), 256.0f);  // exponent 15 is a normal binade
+  // Subnormals: field 0, value mantissa * 2^-9; 2^-6 is the smallest normal (0x08).
+  EXPECT_EQ(f8e4m3_to_f32(0x01), std::ldexp(1.0f, -9));
+  EXPECT_EQ(f8e4m3_to_f32(0x07), std::ldexp(7.0f, -9));
+  EXPECT_EQ(f64_to_f8e4m3(std::ldexp(1.0, -9)), 0x01);
+  EXPECT_EQ(f64_to_f8e4m3(std::ldexp(1.0, -6)), 0x08);
+  EXPECT_EQ(f64_to_f8e4m3(std::ldexp(7.5, -9)), 0x08);  // tie 7|8 -> 8: carries to the normal
+  // Ties go to the even mantissa: 2^-10 is halfway between 0 and 2^-9 -> +0; 1.5 * 2^-9
+  // between 1 and 2 (x 2^-9) -> 2; 1 + 1/16 between 1 and 1.125 -> 1; 1 + 3/16 -> 1.25;
+  // 1.9375 between 1.875 (mantissa 7) and 2 -> 2 (0x40).
+  EXPECT_EQ(f64_to_f8e4m3(std::ldexp(1.0, -10)), 0x00);
+  EXPECT_EQ(f64_to_f8e4m3(std::ldexp(1.0, -10) * 1.0001), 0x01);
+  EXPECT_EQ(f64_to_f8e4m3(std::ldexp(3.0, -10)), 0x02);
+  EXPECT_EQ(f64_to_f8e4m3(1.0625), 0x38);
+  EXPECT_EQ(f64_to_f8e4m3(1.1875), 0x3a);
+  EXPECT_EQ(f64_to_f8e4m3(1.9375), 0x40);
+  EXPECT_EQ(f64_to_f8e4m3(-1.0625), 0xb8);
+  EXPECT_EQ(f64_to_f8e4m3(0.0), 0x00);
+  EXPECT_EQ(f64_to_f8e4m3(-0.0), 0x80);
+  EXPECT_EQ(f64_to_f8e4m3(1e-30), 0x00);
+  // Every finite code round-trips; random values equal a brute-force nearest-even search.
+  for (int b = 0; b < 256; ++b) {
+    if ((b & 0x7f) == 0x7f) continue;
+    EXPECT_EQ(f64_to_f8e4m3(f8e4m3_to_f32(static_cast<uint8_t>(b))), b) << b;
+  }
+  uint64_t s = 12345;
+  for (int i = 0; i < 20000; ++i) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    const double v = std::ldexp(static_cast<double>(s >> 11) / 9007199254740992.0 - 0.5,
+                                static_cast<int>((s >> 3) % 22) - 10);  // |v| < 2^10
+    int best = -1;
+    double bd = 0;
+    for (int b = 0; b < 256; ++b) {
+      if ((b & 0x7f) == 0x7f || (b >> 7) != (std::signbit(v) ? 1 : 0)) continue;
+      const double d = std::fabs(v - f8e4m3_to_f32(static_cast<uint8_t>(b)));
+      if (best < 0 || d < bd || (d == bd && (b & 1) == 0)) best = b, bd = d;
+    }
+    ASSERT_EQ(f64_to_f8e4m3(v), best) << v;  // beyond 448 the nearest finite is 448 itself
+  }
+  uint8_t e = 0;
+  store_element(&e, DType::F8E4M3, -3.3);  // between -3.25 and -3.5: nearer -3.25
+  EXPECT_EQ(load_element(&e, DType::F8E4M3), -3.25);
+}
+
+TEST(DType, NamesAndWidthsOfFp8AndInt4) {
+  EXPECT_EQ(dtype_from_name("f8e4m3"), DType::F8E4M3);
+  EXPECT_EQ(dtype_from_name("torch.float8_e4m3fn"), DType::F8E4M3);
+  EXPECT_EQ(dtype_from_name("i4"), DType::I4);
+  EXPECT_EQ(dtype_from_name("int4"), DType::I4);
+  EXPECT_EQ(dtype_name(DType::F8E4M3), "f8e4m3");
+  EXPECT_EQ(dtype_name(DType::I4), "i4");
+  EXPECT_EQ(static_cast<int>(DType::F8E4M3), 7);  // appended: existing codes unchanged
+  EXPECT_EQ(static_cast<int>(DType::I4), 8);
+  EXPECT_EQ(dtype_bits(DType::F8E4M3), 8);
+  EXPECT_EQ(dtype_bits(DType::I4), 4);
+  EXPECT_EQ(dtype_bits(DType::I64), 64);
+  EXPECT_EQ(dtype_size_bytes(DType::F8E4M3), 1);
+  EXPECT_THROW(dtype_size_bytes(DType::I4), spyre::Error);
+  EXPECT_EQ(dtype_storage_bytes(DType::I4, 5), 3);
+  EXPECT_EQ(dtype_storage_bytes(DType::F16, 5), 10);
+  EXPECT_TRUE(dtype_is_float(DType::F8E4M3));
+  EXPECT_FALSE(dtype_is_float(DType::I4));
+}
+
+// I4: element e in byte floor(e/2), nibble e%2 (low first); stores truncate and saturate.
+TEST(DType, Int4PacksTwoPerByteLowNibbleFirst) {
+  uint8_t buf[3] = {0, 0, 0xaa};
+  store_element(buf, DType::I4, 0, 3.0);
+  store_element(buf, DType::I4, 1, -2.0);
+  EXPECT_EQ(buf[0], 0xe3);                  // -2 = 0xe in the high nibble, 3 in the low
+  store_element(buf, DType::I4, 2, 100.0);  // saturates to 7
+  store_element(buf, DType::I4, 3, -9.7);   // saturates to -8
+  EXPECT_EQ(buf[1], 0x87);
+  EXPECT_EQ(buf[2], 0xaa);                 // untouched
+  store_element(buf, DType::I4, 4, -2.9);  // truncates toward zero: -2, high nibble kept
+  EXPECT_EQ(buf[2], 0xae);
+  store_element(buf, DType::I4, 5, NAN);  // NaN stores 0
+  EXPECT_EQ(buf[2], 0x0e);
+  EXPECT_EQ(load_element(buf, DType::I4, 0), 3.0);
+  EXPECT_EQ(load_element(buf, DType::I4, 1), -2.0);
+  EXPECT_EQ(load_element(buf, DType::I4, 2), 7.0);
+  EXPECT_EQ(load_element(buf, DType::I4, 3), -8.0);
+  EXPECT_EQ(load_element(buf + 1, DType::I4, -1), -2.0);  // negative index: floor(-1/2) = -1
+  EXPECT_EQ(dtype_byte_offset(DType::I4, 5), 2);
+  EXPECT_EQ(dtype_byte_offset(DType::I4, -1), -1);
+  EXPECT_EQ(dtype_byte_offset(DType::F32, 3), 12);
+  EXPECT_EQ(i4_get(0x8f, 0), -1);
+  EXPECT_EQ(i4_get(0x8f, 1), -8);
+  EXPECT_THROW(load_element(buf, DType::I4), spyre::Error);  // a byte address is not enough
+  EXPECT_THROW(store_element(buf, DType::I4, 1.0), spyre::Error);
+}
+
+TEST(Isa, Fp8AndInt4AssembleRoundTripAndValidate) {
+  const std::string head = ".spyre 1\n.cores 1\n.dram_bytes 4096\n.kernel 0 q\n";
+  const std::string body =
+      ".core 0\n"
+      "  pt.mm cl=0 a=0 b=512 c=1024 m=8 n=64 k=32 lda=32 ldb=64 ldc=64 dt=i4\n"
+      "  pt.mm cl=1 a=0 b=512 c=1024 m=8 n=64 k=32 lda=32 ldb=64 ldc=64 dt=f8e4m3\n"
+      "  sfp.cvt cl=0 sdt=f32 ddt=f8e4m3 dst=0 dst_rs=64 dst_cs=1 a=256 a_rs=64 a_cs=1 rows=2 "
+      "cols=64\n"
+      "  sfp.cvt cl=0 sdt=f16 ddt=i4 dst=0 dst_rs=64 dst_cs=1 a=256 a_rs=64 a_cs=1 rows=2 "
+      "cols=64\n"
+      "  halt\n";
+  Program p = assemble(head + ".tensor w parameter int4 size=4,6 stride=6,1 addr=0 bytes=12\n" +
+                           ".tensor x input float8_e4m3fn size=8 stride=1 addr=64 bytes=8\n" + body,
+                       "t.s");
+  EXPECT_EQ(p.tensors[0].dtype, DType::I4);
+  EXPECT_EQ(p.tensors[1].dtype, DType::F8E4M3);
+  EXPECT_EQ(p.cores[0][0].get("dt"), static_cast<int64_t>(DType::I4));
+  EXPECT_EQ(p.cores[0][2].get("ddt"), static_cast<int64_t>(DType::F8E4M3));
+  const std::string text = disassemble(p);
+  EXPECT_NE(text.find("dt=i4"), std::string::npos) << text;
+  EXPECT_NE(text.find("ddt=f8e4m3"), std::string::npos) << text;
+  EXPECT_NE(text.find(" i4 "), std::string::npos) << text;
+  EXPECT_EQ(assemble(text, "t2.s"), p);
+  EXPECT_EQ(decode(encode(p)), p);
+
+  auto expect_error = [&](const std::string& text, const std::string& needle) {
+    try {
+      assemble(head + text, "bad.s");
+      FAIL() << "no error for: " << text;
+    } catch (const spyre::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  // I4 beyond pt.mm and sfp.cvt, odd row strides, odd tensor spans: named errors.
+  expect_error(
+      ".core 0\n  sfp.un cl=0 fn=neg dt=i4 dst=0 dst_rs=64 dst_cs=1 a=0 a_rs=64 a_cs=1 "
+      "rows=1 cols=8\n  halt\n",
+      "supported only by pt.mm and sfp.cvt");
+  expect_error(
+      ".core 0\n  sfp.un cl=0 fn=neg dt=i4 dst=0 dst_rs=64 dst_cs=1 a=0 a_rs=64 a_cs=1 "
+      "rows=1 cols=8\n  halt\n",
+      "core 0 instruction 0 (sfp.un)");
+  expect_error(
+      ".core 0\n  pt.mm cl=0 a=0 b=512 c=1024 m=8 n=64 k=31 lda=31 ldb=64 ldc=64 dt=i4\n"
+      "  halt\n",
+      "operand lda=31 must be even for dtype i4");
+  expect_error(
+      ".core 0\n  sfp.cvt cl=0 sdt=f16 ddt=i4 dst=0 dst_rs=7 dst_cs=1 a=256 a_rs=64 "
+      "a_cs=1 rows=2 cols=7\n  halt\n",
+      "operand dst_rs=7 must be even");
+  expect_error(".tensor w parameter i4 size=3 stride=1 addr=0 bytes=2\n.core 0\n  halt\n",
+               "span must be even");
 }

@@ -63,6 +63,9 @@ def test_timing_only_gives_the_same_cycles(model):
 
 def test_set_changes_the_chip(model):
     m, inputs = model("matmul")
-    slow = spyre_sim.run(m, inputs, arch="tiny", set=["dram.bw_gbps=15"])
+    slow = spyre_sim.run(m, inputs, arch="tiny", set=["dram.channels=2"])
     fast = spyre_sim.run(m, inputs, arch="tiny")
     assert slow.outputs_match and slow.cycles > fast.cycles
+    fifo_slow = spyre_sim.run(m, inputs, arch="tiny", set=["dram.impl=fifo", "dram.bw_gbps=15"])
+    fifo = spyre_sim.run(m, inputs, arch="tiny", set=["dram.impl=fifo"])
+    assert fifo_slow.outputs_match and fifo_slow.cycles > fifo.cycles

@@ -7,6 +7,7 @@
 // In the scalesim presets issue_cycles is 0, so the run's total cycles equal the busy cycles.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
@@ -39,9 +40,10 @@ arch::ArchConfig scalesim(int64_t size, const std::string& df) {
 }
 
 std::string mm(int64_t m, int64_t n, int64_t k, const char* dt = "f16", int cl = 0) {
-  // A at 0, B after A, C after B; f16 operands, leading dimensions equal to the widths.
-  const int64_t es = dt == std::string("i8") ? 1 : dt == std::string("f32") ? 4 : 2;
-  const int64_t b = m * k * es, c = b + k * n * es;
+  // A at 0, B after A, C after B; leading dimensions equal to the widths (i4: two per byte).
+  const std::string d = dt;
+  const int64_t bits = d == "i4" ? 4 : d == "i8" || d == "f8e4m3" ? 8 : d == "f32" ? 32 : 16;
+  const int64_t b = (m * k * bits + 7) / 8, c = b + (k * n * bits + 7) / 8;
   return "  pt.mm cl=" + std::to_string(cl) + " a=0 b=" + std::to_string(b) +
          " c=" + std::to_string(c) + " m=" + std::to_string(m) + " n=" + std::to_string(n) +
          " k=" + std::to_string(k) + " lda=" + std::to_string(k) + " ldb=" + std::to_string(n) +
@@ -76,6 +78,35 @@ TEST(PtArray, DtypeRates) {
   // pt.int8_rate=4: k_eff = ceil(33/4) = 9; 9 + 70 = 79.
   cfg.pt_int8_rate = 4;
   EXPECT_EQ(busy(run_one(cfg, 8, 64, 33, "i8"), 0, "pt0"), 79u);
+}
+
+TEST(PtArray, Fp8AtTheInt8RateAndInt4AtTheInt4Rate) {
+  auto cfg = config();
+  EXPECT_EQ(cfg.pt_int8_rate, 2);
+  EXPECT_EQ(cfg.pt_int4_rate, 4);
+  // os, one fold (m=8, n=64), drain R + C - 2 = 70:
+  // f8e4m3, k=33: k_eff = ceil(33/2) = 17: 17 + 70 = 87 (as i8).
+  EXPECT_EQ(busy(run_one(cfg, 8, 64, 33, "f8e4m3"), 0, "pt0"), 87u);
+  // i4, k=66: k_eff = ceil(66/4) = 17: 87; k=34: ceil(34/4) = 9: 79; f16 k=66 would be 136.
+  EXPECT_EQ(busy(run_one(cfg, 8, 64, 66, "i4"), 0, "pt0"), 87u);
+  EXPECT_EQ(busy(run_one(cfg, 8, 64, 34, "i4"), 0, "pt0"), 79u);
+  EXPECT_EQ(busy(run_one(cfg, 8, 64, 66, "f16"), 0, "pt0"), 136u);
+  // Six folds (m=24, n=100: 3*2), k=40: f8e4m3 6*ceil(40/2) + 70 = 190; i4 6*10 + 70 = 130.
+  EXPECT_EQ(busy(run_one(cfg, 24, 100, 40, "f8e4m3"), 0, "pt0"), 190u);
+  EXPECT_EQ(busy(run_one(cfg, 24, 100, 40, "i4"), 0, "pt0"), 130u);
+  // pt.int4_rate=8: i4 k=66: ceil(66/8) = 9: 79; fp8 keeps the int8 rate: 87.
+  cfg.pt_int4_rate = 8;
+  EXPECT_EQ(busy(run_one(cfg, 8, 64, 66, "i4"), 0, "pt0"), 79u);
+  EXPECT_EQ(busy(run_one(cfg, 8, 64, 33, "f8e4m3"), 0, "pt0"), 87u);
+  // is: rows <- k_eff. i4 m=100, n=30, k=20: k_eff = ceil(20/4) = 5, folds = 1*ceil(100/64) = 2,
+  // P = 8, T = 30: 8 + 30 + 30 + 70 = 138 (f16 needs ceil(20/8) = 3 row folds: 6 folds,
+  // 8 + 5*30 + 30 + 70 = 258).
+  cfg = config();
+  cfg.pt_dataflow = "is";
+  EXPECT_EQ(busy(run_one(cfg, 100, 30, 20, "i4"), 0, "pt0"), 138u);
+  EXPECT_EQ(busy(run_one(cfg, 100, 30, 20, "f16"), 0, "pt0"), 258u);
+  cfg.pt_int4_rate = 0;
+  EXPECT_THROW(arch::validate_unit_timing(cfg), Error);
 }
 
 TEST(PtArray, WeightStationaryOverlapHidesTheNextPreload) {
@@ -220,6 +251,99 @@ TEST(PtFunctional, PanelledMatmulIsBitExactWithTheSequentialSum) {
       std::memcpy(&got, lx.data() + C + (i * n + j) * 4, 4);
       ASSERT_EQ(got, acc) << "C(" << i << "," << j << ")";
     }
+}
+
+// fp8 (e4m3): every product is exact in fp32 and C(i,j) is the fp32 sum over kk ascending, as
+// for fp16; int4: exact integer products summed in integer, added to C. Operands are read at
+// element e = row * ld + col: for i4 byte floor(e/2), nibble e%2, so an odd k and odd n leave
+// rows ending mid-byte.
+TEST(PtFunctional, Fp8AndInt4MatchAReferenceLoop) {
+  const int64_t m = 3, n = 5, k = 7, lda = 8, ldb = 8, ldc = 6;
+  const int64_t A = 0, B = 1024, C = 4096;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> u(-20.0, 20.0);
+  std::uniform_int_distribution<int> q(-8, 7);
+  for (isa::DType dt : {isa::DType::F8E4M3, isa::DType::I4}) {
+    for (int64_t flags : {0, 3}) {  // plain; TRANS_B with accumulate
+      std::vector<uint8_t> lx(1 << 13, 0);
+      std::vector<double> a(m * k), b(k * n), c0(m * n, 0.0);
+      auto value = [&] { return dt == isa::DType::I4 ? q(rng) : u(rng); };
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t kk = 0; kk < k; ++kk) {
+          isa::store_element(lx.data() + A, dt, i * lda + kk, value());
+          a[i * k + kk] = isa::load_element(lx.data() + A, dt, i * lda + kk);
+        }
+      for (int64_t kk = 0; kk < k; ++kk)
+        for (int64_t j = 0; j < n; ++j) {
+          const int64_t e = (flags & 2) ? j * ldb + kk : kk * ldb + j;
+          isa::store_element(lx.data() + B, dt, e, value());
+          b[kk * n + j] = isa::load_element(lx.data() + B, dt, e);
+        }
+      if (flags & 1)
+        for (int64_t e = 0; e < m * n; ++e) {
+          c0[e] = std::round(u(rng));
+          isa::store_element(lx.data() + C + ((e / n) * ldc + e % n) * 4, isa::DType::F32, c0[e]);
+        }
+      auto in = isa::make_instr(isa::Opcode::PtMatmul, {{"cl", 0},
+                                                        {"a", A},
+                                                        {"b", B},
+                                                        {"c", C},
+                                                        {"m", m},
+                                                        {"n", n},
+                                                        {"k", k},
+                                                        {"lda", lda},
+                                                        {"ldb", ldb},
+                                                        {"ldc", ldc},
+                                                        {"dt", static_cast<int64_t>(dt)},
+                                                        {"flags", flags}});
+      pt_execute(lx.data(), in);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          float want;
+          if (dt == isa::DType::I4) {
+            int64_t sum = 0;
+            for (int64_t kk = 0; kk < k; ++kk)
+              sum += static_cast<int64_t>(a[i * k + kk]) * static_cast<int64_t>(b[kk * n + j]);
+            want = static_cast<float>(c0[i * n + j]) + static_cast<float>(sum);
+          } else {
+            volatile float acc = static_cast<float>(c0[i * n + j]);
+            for (int64_t kk = 0; kk < k; ++kk) {
+              volatile float prod =
+                  static_cast<float>(a[i * k + kk]) * static_cast<float>(b[kk * n + j]);
+              acc = acc + prod;
+            }
+            want = acc;
+          }
+          float got;
+          std::memcpy(&got, lx.data() + C + (i * ldc + j) * 4, 4);
+          ASSERT_EQ(got, want) << isa::dtype_name(dt) << " flags=" << flags << " C(" << i << ","
+                               << j << ")";
+        }
+    }
+  }
+  // The operands' LX bytes: i4 A covers elements 0 .. (m-1)*lda + k-1 = 22 -> bytes [0, 12)
+  // (i8: [0, 23)); B [k, n] with ldb: elements 0 .. 6*8 + 4 = 52 -> [1024, 1024 + 27).
+  auto in = isa::make_instr(isa::Opcode::PtMatmul, {{"cl", 0},
+                                                    {"a", A},
+                                                    {"b", B},
+                                                    {"c", C},
+                                                    {"m", m},
+                                                    {"n", n},
+                                                    {"k", k},
+                                                    {"lda", lda},
+                                                    {"ldb", ldb},
+                                                    {"ldc", ldc},
+                                                    {"dt", static_cast<int64_t>(isa::DType::I4)}});
+  auto r = pt_lx_ranges(in);
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(r[0].lo, A);
+  EXPECT_EQ(r[0].hi, A + 12);
+  EXPECT_EQ(r[1].lo, B);
+  EXPECT_EQ(r[1].hi, B + 27);
+  EXPECT_EQ(r[2].hi, C + ((m - 1) * ldc + n) * 4);
+  in.a[static_cast<size_t>(isa::op_info(in.op).index_of("dt"))] =
+      static_cast<int64_t>(isa::DType::I8);
+  EXPECT_EQ(pt_lx_ranges(in)[0].hi, A + 23);
 }
 
 }  // namespace

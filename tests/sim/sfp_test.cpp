@@ -3,9 +3,14 @@
 // (formulas in spyre/arch/unit_timing.h).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include "sim_test_util.h"
+#include "spyre/error.h"
 #include "spyre/sim/units.h"
 
 namespace spyre::sim {
@@ -117,6 +122,90 @@ TEST(Sfp, EmptyTileTakesNoTime) {
       sfp_cycles(config(),
                  program(1, ".core 0\n  " + un("relu", "f16", 0, 64) + "\n  halt\n").cores[0][0]),
       0u);
+}
+
+// sfp.cvt to and from fp8 (e4m3: nearest even, saturating to +-448, NaN kept) and int4
+// (truncating toward zero, saturating to [-8, 7]; two per byte, low nibble first; rows start
+// on a byte, so rs is even). Lanes by the wider type, int4 and fp8 at sfp.lanes_8bit.
+TEST(Sfp, ConvertsToAndFromFp8AndInt4) {
+  auto cfg = config();
+  cfg.sfp_convert_latency_cycles = 6;
+  cfg.sfp_convert_cycles_per_vector = 3;
+  cfg.sfp_lanes_8bit = 128;
+  auto cvt = [](const char* sdt, const char* ddt, int rows, int cols, int rs) {
+    const std::string r = std::to_string(rs);
+    return std::string("sfp.cvt cl=0 sdt=") + sdt + " ddt=" + ddt + " dst=0 dst_rs=" + r +
+           " dst_cs=1 a=65536 a_rs=" + r + " a_cs=1 rows=" + std::to_string(rows) +
+           " cols=" + std::to_string(cols);
+  };
+  // 4x100 = 400 elements: f16 -> i4 at the 64 fp16 lanes: 6 + ceil(400/64) * 3 = 6 + 21 = 27;
+  // f8e4m3 -> i4 at 128 8-bit lanes: 6 + ceil(400/128) * 3 = 18; f32 -> f8e4m3 at 32 lanes:
+  // 6 + ceil(400/32) * 3 = 45.
+  EXPECT_EQ(sfp_busy(cfg, cvt("f16", "i4", 4, 100, 100)), 27u);
+  EXPECT_EQ(sfp_busy(cfg, cvt("f8e4m3", "i4", 4, 100, 100)), 18u);
+  EXPECT_EQ(sfp_busy(cfg, cvt("f32", "f8e4m3", 4, 100, 100)), 45u);
+
+  auto instr = [](const std::string& body) {
+    return program(1, ".core 0\n  " + body + "\n  halt\n").cores[0][0];
+  };
+  std::vector<uint8_t> lx(1 << 18, 0);
+  const double src[9] = {
+      1.0, 448.0, 500.0, -1e9, NAN, std::ldexp(1.0, -10), std::ldexp(3.0, -10), 1.0625, -3.3};
+  for (int i = 0; i < 9; ++i)
+    isa::store_element(lx.data() + 65536 + 4 * i, isa::DType::F32, src[i]);
+  sfp_execute(lx.data(), instr(cvt("f32", "f8e4m3", 1, 9, 9)));
+  const uint8_t want8[9] = {0x38, 0x7e, 0x7e, 0xfe, 0x7f, 0x00, 0x02, 0x38, 0xc5};
+  for (int i = 0; i < 9; ++i) EXPECT_EQ(lx[i], want8[i]) << i;  // -3.3 -> -3.25 = 0xc5
+  // ... and back: f8e4m3 -> f32 is exact.
+  std::memcpy(lx.data() + 65536, lx.data(), 9);
+  sfp_execute(lx.data(), instr(cvt("f8e4m3", "f32", 1, 9, 9)));
+  EXPECT_EQ(isa::load_element(lx.data() + 4 * 2, isa::DType::F32), 448.0);
+  EXPECT_EQ(isa::load_element(lx.data() + 4 * 8, isa::DType::F32), -3.25);
+  EXPECT_TRUE(std::isnan(isa::load_element(lx.data() + 4 * 4, isa::DType::F32)));
+
+  // f16 -> i4, 2 rows of 5 with rs = 6: row 1 starts at element 6 = byte 3; the nibble of
+  // element 5 (between the rows) keeps its old value.
+  std::fill(lx.begin(), lx.end(), 0);
+  lx[2] = 0xf0;
+  const double v[2][5] = {{3.7, -2.2, 9.0, -100.0, NAN}, {0.5, -0.5, 7.0, -8.0, 1.0}};
+  for (int r = 0; r < 2; ++r)
+    for (int c = 0; c < 5; ++c)
+      isa::store_element(lx.data() + 65536 + 2 * (r * 6 + c), isa::DType::F16, v[r][c]);
+  sfp_execute(lx.data(), instr(cvt("f16", "i4", 2, 5, 6)));
+  // row 0: 3, -2, 7, -8, 0 -> bytes 0xe3, 0x87, 0xf0 (low nibble 0, high nibble untouched);
+  // row 1: 0, 0, 7, -8, 1 -> 0x00, 0x87, 0x01.
+  const uint8_t want4[6] = {0xe3, 0x87, 0xf0, 0x00, 0x87, 0x01};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(lx[i], want4[i]) << i;
+  // i4 -> f32 reads the nibbles back.
+  std::memcpy(lx.data() + 65536, lx.data(), 6);
+  sfp_execute(lx.data(), instr(cvt("i4", "f32", 2, 5, 6)));
+  EXPECT_EQ(isa::load_element(lx.data() + 4 * 1, isa::DType::F32), -2.0);
+  EXPECT_EQ(isa::load_element(lx.data() + 4 * (6 + 3), isa::DType::F32), -8.0);
+  EXPECT_EQ(isa::load_element(lx.data() + 4 * (6 + 4), isa::DType::F32), 1.0);
+  // The i4 dst covers elements 0 .. 6 + 4 = 10: bytes [0, 6); the f16 source [65536, 65558).
+  auto r = sfp_lx_ranges(instr(cvt("f16", "i4", 2, 5, 6)));
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].lo, 0);
+  EXPECT_EQ(r[0].hi, 6);
+  EXPECT_EQ(r[1].hi, 65536 + 22);
+
+  // i4 anywhere else, or an odd i4 row stride, is an error naming the instruction.
+  try {
+    instr(un("neg", "i4", 1, 8));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("sfp.un"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("only by pt.mm and sfp.cvt"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(instr(cvt("f16", "i4", 2, 5, 5)), Error);
+  // fp8 works in every SFP op (one byte per element, computed in double): 1.0 + 1.0625 = 2.0625
+  // rounds to nearest even 2.0 (0x40).
+  std::fill(lx.begin(), lx.end(), 0);
+  lx[65536] = 0x38;
+  lx[131072] = isa::f64_to_f8e4m3(1.0625);
+  sfp_execute(lx.data(), instr(bin("add", "f8e4m3", 1, 1)));
+  EXPECT_EQ(lx[0], 0x40);
 }
 
 }  // namespace

@@ -12,9 +12,13 @@ _DTYPES = {
     "i64": torch.int64,
     "bool": torch.bool,
 }
+if hasattr(torch, "float8_e4m3fn"):  # OCP FP8 E4M3FN, the simulator's f8e4m3
+    _DTYPES["f8e4m3"] = torch.float8_e4m3fn
 
 
 def torch_dtype(name: str) -> torch.dtype:
+    if name not in _DTYPES:  # i4 (two per byte) has no torch dtype
+        raise ValueError(f"dtype {name!r} has no torch equivalent here (known: {sorted(_DTYPES)})")
     return _DTYPES[name]
 
 

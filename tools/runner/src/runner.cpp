@@ -60,22 +60,20 @@ uint64_t Executable::storage_bytes(const compiler::TensorBinding& b) {
     if (b.size[i] == 0) return 0;
     span += (b.size[i] - 1) * (i < b.stride.size() ? b.stride[i] : 0);
   }
-  return static_cast<uint64_t>(span) * static_cast<uint64_t>(isa::dtype_size_bytes(b.dtype));
+  return static_cast<uint64_t>(isa::dtype_storage_bytes(b.dtype, span));  // i4: two per byte
 }
 
 std::string random_storage(const compiler::TensorBinding& b, uint64_t seed) {
   uint64_t bytes = Executable::storage_bytes(b);
-  int es = isa::dtype_size_bytes(b.dtype);
+  const uint64_t elems = bytes * 8 / static_cast<uint64_t>(isa::dtype_bits(b.dtype));
   std::string out(bytes, '\0');
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal(0.0, 1.0);
   std::uniform_int_distribution<int> small(-4, 4);
-  bool is_float =
-      b.dtype == isa::DType::F16 || b.dtype == isa::DType::BF16 || b.dtype == isa::DType::F32;
-  for (uint64_t off = 0; off + static_cast<uint64_t>(es) <= bytes;
-       off += static_cast<uint64_t>(es)) {
+  const bool is_float = isa::dtype_is_float(b.dtype);
+  for (uint64_t e = 0; e < elems; ++e) {
     double v = is_float ? normal(rng) : (b.dtype == isa::DType::Bool ? small(rng) > 0 : small(rng));
-    isa::store_element(reinterpret_cast<uint8_t*>(&out[off]), b.dtype, v);
+    isa::store_element(reinterpret_cast<uint8_t*>(out.data()), b.dtype, static_cast<int64_t>(e), v);
   }
   return out;
 }

@@ -2,6 +2,8 @@
 // The compiler: Inductor IR JSON (compiler/frontend/SCHEMA.md) to a per-core program
 // (isa::Program) and a compile report. Knows the ISA and the chip configuration, never the
 // simulator's insides.
+#include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,9 @@ struct CompileOptions {
   // At most this many fusions are taken (-1: no limit); later candidates are reported as
   // rejected. Compiling with limit k-1 and k isolates the simulated effect of decision k.
   int64_t fusion_limit = -1;
+  // `compiler.matmul_split=b,m,n,k`: parts of every matmul's batch, M, N and K (each >= 1,
+  // product <= cores); all 0: the cost model chooses (divide.h).
+  std::array<int64_t, 4> matmul_split{0, 0, 0, 0};
 };
 
 // Where the caller finds the graph's tensors in device memory. Inputs in the order of the IR's

@@ -1,6 +1,8 @@
 #pragma once
 // Work division: how a kernel's iteration space is cut across cores (and corelets).
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -21,17 +23,69 @@ struct MatmulShape {
   // stored [n, k] (a linear layer's weight); B's rows are contiguous ([k,n]: stride N; [n,k]:
   // stride K). Decides how large the DMA requests are.
   bool a_contiguous = true, b_transposed = false, b_contiguous = true;
+  int64_t epilogue_ops = 0;  // SFP ops per output element after the matmul (cvt, bias, fused)
 };
 
-// The output is cut into a gm x gn grid of blocks (per batch); blocks go to cores round-robin.
-// Chosen to minimise max(PT cycles of the busiest core, chip DRAM bytes / bandwidth, the
-// busiest core's DMA time); ties go to fewer DRAM bytes, then fewer cores.
+// A forced split (`--set compiler.matmul_split=b,m,n,k`): parts per dimension; all 0 = the
+// cost model chooses. Each part is clamped to what its dimension allows.
+struct MatmulSplit {
+  std::array<int64_t, 4> parts{0, 0, 0, 0};  // b, m, n, k
+  bool forced() const { return parts[0] > 0; }
+};
+
+// The split compile() runs under (set by the driver for the duration of one compile, so the
+// fusion pass's trial lowerings see the same split as the final one).
+const MatmulSplit& current_matmul_split();
+class ScopedMatmulSplit {
+ public:
+  explicit ScopedMatmulSplit(const MatmulSplit& s);
+  ~ScopedMatmulSplit();
+  ScopedMatmulSplit(const ScopedMatmulSplit&) = delete;
+  ScopedMatmulSplit& operator=(const ScopedMatmulSplit&) = delete;
+
+ private:
+  MatmulSplit saved_;
+};
+
+// The output is cut into gb x gm x gn blocks, each of whose K is cut into gk parts: one
+// (batch range, m range, n range, k range) block per core, core id = ((ib*gm + im)*gn + in)*gk
+// + ik, so the cores of one K group are neighbours on the ring. Partial sums of a K group go
+// along a ring.red chain to its last core (the owner), which runs the epilogue. Cores that
+// share an A block (same ib, im, ik) form a multicast group (one of them reads each A tile and
+// multicasts it), likewise cores sharing a B block (same ib, in, ik). Inside a block the
+// output is walked in tm x tn tiles (the fp32 accumulator), each over K in tk steps, A and B
+// tiles in two ping-pong LX slots.
 struct MatmulGrid {
-  int64_t gm = 1, gn = 1, mb = 0, nb = 0;  // grid and block shape
-  int64_t blocks = 0, cores_used = 0, blocks_per_core = 0;
-  int64_t predicted_cycles = 0, dram_bytes = 0;
+  int64_t gb = 1, gm = 1, gn = 1, gk = 1;  // parts per dimension
+  int64_t bb = 1, mb = 0, nb = 0, kb = 0;  // block shape
+  int64_t tm = 0, tn = 0, tk = 0;          // tiles inside a block
+  int64_t cores_used = 0;
+  bool mcast_a = false, mcast_b = false;  // A / B tiles multicast inside their groups
+  bool forced = false;
+  // Prediction (cycles) and its parts.
+  int64_t predicted_cycles = 0, dram_bytes = 0, pt_cycles = 0, dram_cycles = 0, dma_cycles = 0,
+          overhead_cycles = 0, reduce_cycles = 0, epilogue_cycles = 0;
+  int64_t lx_bytes = 0;
+  int64_t blocks() const { return gb * gm * gn * gk; }
+  int64_t core_of(int64_t ib, int64_t im, int64_t in, int64_t ik) const {
+    return ((ib * gm + im) * gn + in) * gk + ik;
+  }
   nlohmann::json to_json() const;
 };
-MatmulGrid choose_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg);
+
+// LX bytes of one core's working set for tiles (tm, tn, tk) with `c_slots` accumulator slots.
+using MatmulLxFn = std::function<int64_t(int64_t tm, int64_t tn, int64_t tk, int c_slots)>;
+
+// Chosen by the cost model over every (gb, gm, gn, gk) with gb*gm*gn*gk <= cores (or the
+// forced split) and, for each, the tiles that fit `lx_budget`: minimises the predicted cycles
+// = max(busiest PT, chip DRAM bytes / bandwidth, busiest DMA engine) + pipeline prologue +
+// K-reduction chain + epilogue tail; ties go to fewer DRAM bytes, then fewer cores.
+// `alternatives` (optional) receives the best few other splits, for the report.
+MatmulGrid choose_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg, int64_t lx_budget,
+                              const MatmulLxFn& lx_bytes, nlohmann::json* alternatives = nullptr);
+
+// The roofline bound of a matmul: max(MACs / chip peak, minimum DRAM bytes (A, B, output once)
+// / bandwidth), in cycles.
+int64_t matmul_roofline_cycles(const MatmulShape& s, const arch::ArchConfig& cfg);
 
 }  // namespace spyre::compiler

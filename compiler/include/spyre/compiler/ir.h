@@ -1,7 +1,8 @@
 #pragma once
 // The Inductor IR (compiler/frontend/SCHEMA.md v1) as C++ values, loaded and validated from
-// JSON. Every later pass may assume what `load_ir` checked: names resolve, lengths agree,
-// SSA operands are defined before use, dtypes are known.
+// JSON. Every later pass may assume what `load_ir` checked: the document matches the JSON Schema
+// (compiler/frontend/schema/ir-v1.schema.json, compiled into the library), names resolve,
+// lengths agree, SSA operands are defined before use, dtypes are known.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -10,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "spyre/compiler/json_schema.h"
 #include "spyre/isa/dtype.h"
 
 namespace spyre::compiler::ir {
@@ -90,8 +92,19 @@ struct Graph {
   const Buffer& storage_of(const std::string& name) const;
 };
 
-// Throws spyre::Error "<file>: node <name>: field '<key>': expected ..." on bad IR.
+// Validates `j` against the IR schema, then loads it and checks what the schema cannot say
+// (references between buffers, views, SSA operands). Throws spyre::Error on bad IR, naming the
+// file, the node or buffer and the field:
+//   "graph.json: node op3: field 'sizes[1]': expected integer, got string"
+//   "graph.json: node op0: body op v1: field 'index': missing"
+//   "graph.json: buffer buf0: field 'layout': unknown field (the IR schema does not allow it here)"
+// A graph with a fallback node (an op Inductor could not lower) gives "unsupported op", naming
+// the ATen op and the user's source line.
 Graph load_ir(const nlohmann::json& j, const std::string& file = "<ir>");
+
+// The IR's JSON Schema, compiled into the library at build time: its text and the compiled form.
+const char* ir_schema_text();
+const json_schema::Schema& ir_schema();
 
 // "file: node op3" -- the prefix of every message about a node.
 std::string where(const Graph& g, const Node& n);

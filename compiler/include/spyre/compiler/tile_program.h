@@ -32,6 +32,11 @@ struct MemAccess {
   int64_t offset = 0;
 };
 
+// Where `buffer`'s data starts in its storage, in elements: its offset plus those of the
+// buffers it views (an IR index counts from the buffer's own start, e.g. the second part of a
+// `cat`; DRAM addresses count from the storage's start).
+int64_t storage_offset(const ir::Graph& g, const std::string& buffer);
+
 struct IterSpace {
   std::vector<Dim> outer;  // looped, outermost first
   Dim row;                 // rows of a tile
@@ -47,11 +52,13 @@ struct TVal {
 };
 
 struct TOp {
-  enum Kind { Load, Store, Unary, Binary, Select, Reduce, Convert, Fill } kind = Unary;
+  // Iota: dst(r, c) = the affine index `access` (a MemAccess with an empty buffer) at the
+  // element, i.e. offset + sum coeff * var (index_expr).
+  enum Kind { Load, Store, Unary, Binary, Select, Reduce, Convert, Fill, Iota } kind = Unary;
   isa::SfpFn fn = isa::SfpFn::Copy;
   int dst = -1;          // value written (Store: none)
   std::vector<int> src;  // values read
-  int access = -1;       // Load/Store
+  int access = -1;       // Load/Store/Iota
   double value = 0;      // Fill
 };
 
@@ -64,7 +71,7 @@ struct TileProgram {
 };
 
 // Throws spyre::Error (via `fail`) for what is not supported: non-affine or negative indices,
-// masked / indirect / index_expr ops, unknown op names, reductions other than
+// masked / indirect ops, non-affine index_expr, unknown op names, reductions other than
 // sum/max/min/prod/welford_reduce, reductions over unmergeable variables.
 // `keep_2d`: a pointwise node over exactly two variables keeps them as rows x cols, unmerged
 // (a matmul epilogue works on the output tile's rows and cols).

@@ -5,8 +5,11 @@
 // has exact-cycle tests (tests/sim/pt_test.cpp, sfp_test.cpp).
 //
 // PT (pt.mm C[m,n] += A[m,k] x B[k,n] on one R x C array, R = pt.rows, C = pt.lanes):
-//   k_eff = k for 16-bit inputs, ceil(k / pt.int8_rate) for 1-byte inputs (int8: 2 MACs per PE
-//           per cycle), k * pt.fp32_passes * es/4 for 4- and 8-byte inputs.
+//   k_eff by the input dtype's width (isa::dtype_bits):
+//           16-bit (fp16, bf16):        k
+//            8-bit (int8, fp8 e4m3):    ceil(k / pt.int8_rate)   (2 MACs per PE per cycle)
+//            4-bit (int4):              ceil(k / pt.int4_rate)   (4 MACs per PE per cycle)
+//           32- and 64-bit:             k * pt.fp32_passes * bits/32
 //   The dataflow (pt.dataflow) maps the GEMM on the array as SCALE-Sim does:
 //     os: rows <- m, columns <- n, streamed (temporal) T = k_eff, preload P = 0
 //     ws: rows <- k_eff, columns <- n, T = m, P = R (weights shifted in row by row)
@@ -24,8 +27,9 @@
 //   COMPUTE_REPORT.csv = number of demand rows - 1), i.e. these cycles minus 1.
 //
 // SFP (sfp.*, rows x cols elements on one corelet), lanes by element size (sfp.cvt: the wider
-// of sdt and ddt): 1 B sfp.lanes_8bit, 2 B sfp.lanes_fp16, 4 B sfp.lanes_fp32, 8 B
-// sfp.lanes_64bit. Each op class has a pipeline latency L and cycles per vector V:
+// of sdt and ddt): 4 and 8 bits sfp.lanes_8bit, 16 sfp.lanes_fp16, 32 sfp.lanes_fp32, 64
+// sfp.lanes_64bit (int4 takes only sfp.cvt, at the 8-bit lanes). Each op class has a pipeline
+// latency L and cycles per vector V:
 //   simple (element-wise ops, sel, fill), transcendental, compare, convert:
 //     cycles = L + ceil(rows * cols / lanes) * V
 //   reduce (sfp.red over cols of each row): a row's elements fill whole vectors (rows with
@@ -82,6 +86,7 @@ inline void validate_unit_timing(const ArchConfig& cfg) {
     if (v < 0) throw Error(key, "must not be negative, got " + std::to_string(v));
   };
   positive("pt.int8_rate", cfg.pt_int8_rate);
+  positive("pt.int4_rate", cfg.pt_int4_rate);
   positive("pt.fp32_passes", cfg.pt_fp32_passes);
   positive("sfp.lanes_8bit", cfg.sfp_lanes_8bit);
   positive("sfp.lanes_64bit", cfg.sfp_lanes_64bit);
@@ -104,10 +109,11 @@ struct PtFolds {
 
 // k after the dtype's throughput: see the header comment.
 inline int64_t pt_k_eff(const ArchConfig& cfg, int64_t k, isa::DType dt) {
-  const int64_t es = isa::dtype_size_bytes(dt);
-  if (es == 1) return timing_detail::ceil_div(k, cfg.pt_int8_rate);
-  if (es == 2) return k;
-  return k * cfg.pt_fp32_passes * (es / 4);
+  const int64_t bits = isa::dtype_bits(dt);
+  if (bits <= 4) return timing_detail::ceil_div(k, cfg.pt_int4_rate);
+  if (bits <= 8) return timing_detail::ceil_div(k, cfg.pt_int8_rate);
+  if (bits <= 16) return k;
+  return k * cfg.pt_fp32_passes * (bits / 32);
 }
 
 inline PtFolds pt_folds(const ArchConfig& cfg, int64_t m, int64_t n, int64_t k, isa::DType dt) {
@@ -148,12 +154,12 @@ inline int64_t pt_mm_cycles(const ArchConfig& cfg, const isa::Instr& in) {
                       static_cast<isa::DType>(in.get("dt")));
 }
 
-// SFP lanes for elements of `es` bytes.
-inline int64_t sfp_lanes(const ArchConfig& cfg, int64_t es) {
-  int64_t lanes = es <= 1   ? cfg.sfp_lanes_8bit
-                  : es == 2 ? cfg.sfp_lanes_fp16
-                  : es == 4 ? cfg.sfp_lanes_fp32
-                            : cfg.sfp_lanes_64bit;
+// SFP lanes for elements of `bits` bits.
+inline int64_t sfp_lanes(const ArchConfig& cfg, int64_t bits) {
+  int64_t lanes = bits <= 8    ? cfg.sfp_lanes_8bit
+                  : bits <= 16 ? cfg.sfp_lanes_fp16
+                  : bits <= 32 ? cfg.sfp_lanes_fp32
+                               : cfg.sfp_lanes_64bit;
   return std::max<int64_t>(1, lanes);
 }
 
@@ -161,12 +167,12 @@ inline int64_t sfp_lanes(const ArchConfig& cfg, int64_t es) {
 inline int64_t sfp_op_cycles(const ArchConfig& cfg, const isa::Instr& in) {
   using isa::Opcode;
   using timing_detail::ceil_div;
-  auto dsize = [&](const char* name) {
-    return isa::dtype_size_bytes(static_cast<isa::DType>(in.get(name)));
+  auto dbits = [&](const char* name) {
+    return isa::dtype_bits(static_cast<isa::DType>(in.get(name)));
   };
-  const int64_t es =
-      in.op == Opcode::SfpConvert ? std::max(dsize("sdt"), dsize("ddt")) : dsize("dt");
-  const int64_t lanes = sfp_lanes(cfg, es);
+  const int64_t bits =
+      in.op == Opcode::SfpConvert ? std::max(dbits("sdt"), dbits("ddt")) : dbits("dt");
+  const int64_t lanes = sfp_lanes(cfg, bits);
   const int64_t rows = in.get("rows"), cols = in.get("cols");
   if (rows <= 0 || cols <= 0) return 0;
   int64_t latency = cfg.sfp_latency_cycles, per_vector = cfg.sfp_simple_cycles_per_vector;

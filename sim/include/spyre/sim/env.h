@@ -40,6 +40,10 @@ struct Dim {
   int64_t count, stride_bytes;
 };
 ByteRange strided_range(int64_t base, const std::vector<Dim>& dims, int64_t elem_bytes);
+// The same with strides in elements of `dt` (Dim::stride_bytes read as elements): the bytes
+// from the one holding the lowest element to the one holding the highest, so an I4 operand
+// (two elements per byte, spyre/isa/dtype.h) covers half the bytes of an I8 one.
+ByteRange element_range(int64_t base, const std::vector<Dim>& dims_in_elements, isa::DType dt);
 
 // Throws spyre::Error "<where>: <space> access [lo, hi) is outside <space> of N bytes".
 void check_range(const ByteRange& r, int64_t limit, const char* space, const InstrRef& at);

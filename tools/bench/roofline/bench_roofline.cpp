@@ -1,0 +1,320 @@
+// Roofline benchmark (issue 5): simulated cycles of square fp16 GEMMs and of the zoo models
+// beside the roofline bound of the same configuration, and IBM's measured mm K-sweep.
+//
+// Bound of a kernel = max(compute at the chip's peak, the minimum DRAM bytes the kernel must
+// move / DRAM bandwidth). Matmul: MACs / (cores x corelets x pt.rows x pt.lanes) and A, B and
+// the output once. Pointwise/reduction kernels: element ops / (cores x corelets x fp32 SFP
+// lanes) and every buffer the kernel reads from outside it and writes for later kernels once.
+// A model's bound is the sum over its kernels (the compiled fusion groups). Bandwidth is
+// `dram.bw_gbps` (150 GB/s, IBM's measured streaming rate).
+//
+// Usage: spyre_bench_roofline [--sizes 1024,2048,...] [--models DIR] [--no-models]
+//                             [--no-ksweep] [--arch NAME] [--set key=value]...
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "spyre/arch/arch.h"
+#include "spyre/compiler/compile.h"
+#include "spyre/compiler/ir.h"
+#include "spyre/error.h"
+#include "spyre/isa/dtype.h"
+#include "spyre/sim/simulate.h"
+
+namespace {
+
+using namespace spyre;
+using nlohmann::json;
+
+json tensor(const std::string& buffer, int64_t rows, int64_t cols) {
+  return {{"buffer", buffer},
+          {"dtype", "float16"},
+          {"offset", 0},
+          {"size", {rows, cols}},
+          {"stride", {cols, 1}}};
+}
+json buffer(const std::string& name, const std::string& kind, int64_t rows, int64_t cols) {
+  return {{"dtype", "float16"},   {"kind", kind},        {"name", name},      {"offset", 0},
+          {"size", {rows, cols}}, {"stride", {cols, 1}}, {"view_of", nullptr}};
+}
+
+// `torch.mm(a, b)` as Inductor captures it (tests/data/ir/matmul.json's structure).
+json mm_ir(int64_t m, int64_t n, int64_t k) {
+  json layout = {{"dtype", "float16"}, {"offset", 0}, {"size", {m, n}}, {"stride", {n, 1}}};
+  json node = {{"aten", {"aten.mm.default"}},
+               {"constant_args", json::array()},
+               {"inputs", {tensor("arg0_1", m, k), tensor("arg1_1", k, n)}},
+               {"kernel", "extern_kernels.mm"},
+               {"kind", "extern"},
+               {"kwargs", json::object()},
+               {"layout", layout},
+               {"name", "op0"},
+               {"op_overload", "aten.mm.out"},
+               {"origins", {"mm"}},
+               {"outputs", {"buf0"}},
+               {"source", "tools/bench/roofline/bench_roofline.cpp:1"}};
+  return {{"buffers",
+           {buffer("arg0_1", "input", m, k), buffer("arg1_1", "input", k, n),
+            buffer("buf0", "output", m, n)}},
+          {"graph", "graph_0"},
+          {"inputs", {"arg0_1", "arg1_1"}},
+          {"nodes", {node}},
+          {"outputs", {tensor("buf0", m, n)}},
+          {"schema", "spyre-sim-ir"},
+          {"stage", "scheduler"},
+          {"torch_version", "2.13.0+cpu"},
+          {"version", 1}};
+}
+
+int64_t numel(const std::vector<int64_t>& size) {
+  int64_t n = 1;
+  for (auto s : size) n *= s;
+  return n;
+}
+
+double view_bytes(const compiler::ir::Graph& g, const std::string& name) {
+  const auto& b = g.buffer(name);
+  return static_cast<double>(numel(b.size) * isa::dtype_size_bytes(b.dtype));
+}
+
+void collect_loads(const std::vector<compiler::ir::Op>& body, std::set<std::string>& out) {
+  for (const auto& op : body) {
+    if (op.op == "load" && !op.buffer.empty()) out.insert(op.buffer);
+    collect_loads(op.body, out);
+  }
+}
+
+// Roofline cycles of one compiled kernel (its IR nodes).
+double kernel_bound(const compiler::ir::Graph& g, const std::vector<std::string>& names,
+                    const arch::ArchConfig& cfg) {
+  std::set<std::string> in_group(names.begin(), names.end());
+  std::set<std::string> written, read;
+  double compute = 0;
+  const double pt_peak = static_cast<double>(cfg.cores * cfg.corelets * cfg.pt_macs_per_cycle());
+  const double sfp_peak = static_cast<double>(cfg.cores * cfg.corelets * cfg.sfp_lanes_fp32);
+  for (const auto& n : g.nodes) {
+    if (!in_group.count(n.name)) continue;
+    for (const auto& o : n.outputs) written.insert(g.storage_of(o).name);
+    if (n.kind == "extern") {
+      for (const auto& in : n.inputs) read.insert(in.buffer);
+      if (n.inputs.size() >= 2) {
+        const auto& a = n.inputs[n.inputs.size() - 2];
+        const auto& b = n.inputs[n.inputs.size() - 1];
+        double batch = a.size.size() == 3 ? static_cast<double>(a.size[0]) : 1;
+        double m = static_cast<double>(a.size[a.size.size() - 2]);
+        double k = static_cast<double>(a.size.back());
+        double nn = static_cast<double>(b.size.back());
+        compute += batch * m * nn * k / pt_peak;
+      }
+    } else {
+      std::set<std::string> loads;
+      collect_loads(n.body, loads);
+      read.insert(loads.begin(), loads.end());
+      int64_t ops = 0;
+      for (const auto& op : n.body)
+        if (op.op != "load" && op.op != "store" && op.op != "store_reduction" &&
+            op.op != "constant" && op.op != "index_expr")
+          ++ops;
+      compute += static_cast<double>(numel(n.sizes) * numel(n.reduce_sizes) * ops) / sfp_peak;
+    }
+  }
+  // Bytes: buffers read from outside the kernel, and written buffers someone else reads.
+  double bytes = 0;
+  std::set<std::string> counted;
+  for (const auto& r : read) {
+    const std::string st = g.storage_of(r).name;
+    if (written.count(st) || !counted.insert(st).second) continue;
+    bytes += view_bytes(g, r);
+  }
+  for (const auto& w : written) {
+    bool needed = false;
+    for (const auto& o : g.outputs) needed = needed || g.storage_of(o.buffer).name == w;
+    for (const auto& n : g.nodes) {
+      if (in_group.count(n.name)) continue;
+      std::set<std::string> loads;
+      collect_loads(n.body, loads);
+      for (const auto& in : n.inputs) loads.insert(in.buffer);
+      for (const auto& l : loads) needed = needed || g.storage_of(l).name == w;
+    }
+    if (needed) bytes += view_bytes(g, w);
+  }
+  return std::max(compute, bytes / cfg.dram_bytes_per_cycle());
+}
+
+struct Run {
+  uint64_t cycles = 0;
+  double bound = 0;
+  json report;
+  double wall_s = 0;
+};
+
+Run compile_and_run(const json& ir, const arch::ArchConfig& cfg,
+                    const compiler::CompileOptions& opts, const std::string& name) {
+  Run r;
+  auto t0 = std::chrono::steady_clock::now();
+  compiler::CompileResult c = compiler::compile(ir, cfg, opts, name);
+  r.report = c.report;
+  const compiler::ir::Graph g = compiler::ir::load_ir(ir, name);
+  for (const auto& k : c.report["kernels"])
+    r.bound += kernel_bound(g, k["nodes"].get<std::vector<std::string>>(), cfg);
+  sim::DeviceMemory dram;
+  sim::SimOptions so;
+  so.functional = false;
+  sim::SimResult s = sim::simulate(c.program, cfg, dram, so);
+  r.cycles = s.cycles;
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+std::string split_of(const json& report) {
+  for (const auto& k : report["kernels"])
+    if (k.value("unit", "") == "pt") {
+      const auto& s = k["split"]["split"];
+      const auto& t = k["tiles"];
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "b%lld m%lld n%lld k%lld, tile %lldx%lldx%lld%s%s",
+                    s["b"].get<long long>(), s["m"].get<long long>(), s["n"].get<long long>(),
+                    s["k"].get<long long>(), t["tm"].get<long long>(), t["tn"].get<long long>(),
+                    t["tk"].get<long long>(),
+                    k["split"]["multicast"]["a"]["enabled"].get<bool>() ? ", mcast A" : "",
+                    k["split"]["multicast"]["b"]["enabled"].get<bool>() ? "+B" : "");
+      return buf;
+    }
+  return "-";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int64_t> sizes{1024, 2048, 4096, 8192};
+  std::string models_dir = std::string(SPYRE_SOURCE_DIR) + "/tests/data/ir/models";
+  std::string arch_name = "spyre";
+  std::vector<std::string> sets;
+  bool models = true, ksweep = true;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "%s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--sizes") {
+      sizes.clear();
+      std::string v = next();
+      for (size_t p = 0; p < v.size();) {
+        size_t c = v.find(',', p);
+        sizes.push_back(std::stoll(v.substr(p, c - p)));
+        p = c == std::string::npos ? v.size() : c + 1;
+      }
+    } else if (a == "--models") {
+      models_dir = next();
+    } else if (a == "--no-models") {
+      models = false;
+    } else if (a == "--no-ksweep") {
+      ksweep = false;
+    } else if (a == "--arch") {
+      arch_name = next();
+    } else if (a == "--set") {
+      sets.push_back(next());
+    } else {
+      std::fprintf(stderr,
+                   "usage: %s [--sizes 1024,2048,...] [--models DIR] [--no-models] [--no-ksweep] "
+                   "[--arch NAME] [--set key=value]...\n",
+                   argv[0]);
+      return 2;
+    }
+  }
+  try {
+    std::vector<std::string> arch_sets;
+    compiler::CompileOptions opts;
+    for (const auto& s : sets) {
+      if (s.rfind("compiler.", 0) == 0) {
+        const auto eq = s.find('=');
+        opts.set(s.substr(9, eq - 9), s.substr(eq + 1));
+      } else {
+        arch_sets.push_back(s);
+      }
+    }
+    const arch::ArchConfig cfg = arch::load_arch(arch_name, arch_sets);
+    const double ghz = cfg.clock_ghz;
+    std::printf(
+        "arch %s: %lld cores at %.2f GHz, PT peak %lld MAC/cycle, DRAM %.0f GB/s (%.1f "
+        "B/cycle)\n\n",
+        cfg.name.c_str(), static_cast<long long>(cfg.cores), ghz,
+        static_cast<long long>(cfg.cores * cfg.corelets * cfg.pt_macs_per_cycle()),
+        cfg.dram_bw_gbps, cfg.dram_bytes_per_cycle());
+
+    std::printf("GEMMs (square, fp16; target: 2048 and larger within 1.25x of the bound)\n");
+    std::printf("%-22s %14s %14s %7s  %s\n", "case", "simulated", "bound", "ratio", "split");
+    for (int64_t s : sizes) {
+      Run r = compile_and_run(mm_ir(s, s, s), cfg, opts, "gemm");
+      std::printf("%-22s %14llu %14.0f %7.3f  %s\n", ("gemm " + std::to_string(s)).c_str(),
+                  static_cast<unsigned long long>(r.cycles), r.bound,
+                  static_cast<double>(r.cycles) / r.bound, split_of(r.report).c_str());
+      std::fflush(stdout);
+    }
+
+    if (models) {
+      std::printf("\nZoo models (%s)\n", models_dir.c_str());
+      std::printf("%-22s %14s %14s %7s  %s\n", "model", "simulated", "bound", "ratio", "kernels");
+      std::vector<std::filesystem::path> files;
+      for (const auto& e : std::filesystem::directory_iterator(models_dir))
+        if (e.path().extension() == ".json") files.push_back(e.path());
+      std::sort(files.begin(), files.end());
+      for (const auto& f : files) {
+        const std::string name = f.stem().string();
+        try {
+          std::ifstream in(f);
+          json ir = json::parse(in);
+          Run r = compile_and_run(ir, cfg, opts, f.filename().string());
+          std::printf("%-22s %14llu %14.0f %7.3f  %zu\n", name.c_str(),
+                      static_cast<unsigned long long>(r.cycles), r.bound,
+                      static_cast<double>(r.cycles) / r.bound, r.report["kernels"].size());
+        } catch (const std::exception& e) {
+          std::string what = e.what();
+          if (what.size() > 150) what = what.substr(0, 150) + "...";
+          std::printf("%-22s does not compile: %s\n", name.c_str(), what.c_str());
+        }
+        std::fflush(stdout);
+      }
+    }
+
+    if (ksweep) {
+      // IBM's measured mm K-sweep (shared/calibration/spyre_measured.json): M = N = 2048 on 32
+      // cores with IBM's division m=4 x n=8. Simulated with that split forced, and with the
+      // split the cost model picks.
+      const std::vector<std::pair<int64_t, double>> ibm{
+          {512, 163.4}, {1024, 244.1}, {2048, 389.0}, {4096, 667.5}, {8192, 1240.7}};
+      std::printf(
+          "\nIBM mm K-sweep, M = N = 2048, fp16 (measured: torch-spyre notes, split m4 x n8)\n");
+      std::printf("%6s %12s %14s %8s %14s %8s %12s\n", "K", "measured_us", "sim_us(m4n8)", "error",
+                  "sim_us(auto)", "error", "bound_us");
+      compiler::CompileOptions forced = opts;
+      forced.set("matmul_split", "1,4,8,1");
+      for (auto [k, us] : ibm) {
+        Run f = compile_and_run(mm_ir(2048, 2048, k), cfg, forced, "ksweep");
+        Run a = compile_and_run(mm_ir(2048, 2048, k), cfg, opts, "ksweep");
+        const double fu = static_cast<double>(f.cycles) / ghz / 1000.0;
+        const double au = static_cast<double>(a.cycles) / ghz / 1000.0;
+        std::printf("%6lld %12.1f %14.1f %+7.1f%% %14.1f %+7.1f%% %12.1f\n",
+                    static_cast<long long>(k), us, fu, 100.0 * (fu - us) / us, au,
+                    100.0 * (au - us) / us, f.bound / ghz / 1000.0);
+        std::fflush(stdout);
+      }
+    }
+  } catch (const Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}
