@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "spyre/compiler/conv.h"
 #include "spyre/compiler/kernel.h"
 #include "spyre/error.h"
 
@@ -137,6 +138,8 @@ GroupKernel lower_group(const ir::Graph& g, const FusionGroup& grp, const arch::
       k.store_output = keep.count(g.storage_of(n.outputs.at(0)).name) > 0;
     }
     lower_matmul(k);
+  } else if (n.kind == "extern" && n.kernel == "extern_kernels.convolution") {
+    lower_conv(k);
   } else if (n.kind == "extern") {
     if (n.kernel != "extern_kernels.bmm" && !is_matmul(n))
       throw Error(g.file + ": " + ir::describe(n), "unsupported extern kernel " + n.kernel);

@@ -138,6 +138,7 @@ Op load_op(const json& j, const std::string& node_where, size_t pos) {
     op.mode = o.str_or_null("mode");
   }
   if (op.op == "constant" || op.op == "masked") op.value = o.at("value");
+  if (op.op == "indirect_indexing" && o.has_value("size")) op.value = o.integer("size");
   if (op.op == "reduction") {
     op.reduction_type = o.str("reduction_type");
     op.outputs = o.has_value("outputs") ? static_cast<int>(o.integer("outputs")) : 1;

@@ -188,6 +188,7 @@ void lower_loops(Kernel& k) {
     const DmaShape sh = dma_shape(nr, nc, es(v), t.rs, t.cs, s.row.coeff[a], s.col.coeff[a]);
     return std::make_tuple(k.dram_addr(m.buffer, elem), t.addr, sh);
   };
+  int64_t cur_core = 0;  // the core emit_op emits for
   auto emit_op = [&](Emitter& em, const TOp& op, const TileWork& tw, int w, int64_t i) {
     const int cl = w;
     if (op.kind == TOp::Load) {
@@ -233,6 +234,34 @@ void lower_loops(Kernel& k) {
         }
         break;
       }
+      case TOp::Gather: {
+        // dma.gather of rows x cols elements; the int64 element indices src[0] have dst's
+        // layout (both row-major, contiguous: rs == cols).
+        const auto a = static_cast<size_t>(op.access);
+        const MemAccess& m = p.accesses[a];
+        const Tile idx = src(0);
+        const int64_t n = rows * cols, e = es(op.dst);
+        const uint64_t base = k.dram_addr(m.buffer, m.offset);
+        Access acc;
+        acc.lx_read.push_back(tile_span(idx, rows, cols));
+        acc.lx_write.push_back(tile_span(dst, rows, cols));
+        acc.dram_read.push_back(
+            ByteRange{static_cast<int64_t>(base), static_cast<int64_t>(base) + m.limit * e});
+        k.cores[static_cast<size_t>(cur_core)].emit(
+            isa::make_instr(isa::Opcode::DmaGather,
+                            {{"dram", static_cast<int64_t>(base)},
+                             {"lx", dst.addr},
+                             {"idx", idx.addr},
+                             {"n", n},
+                             {"bytes", e},
+                             {"dram_stride", e},
+                             {"lx_stride", e},
+                             {"limit", m.limit},
+                             {"idt", static_cast<int64_t>(isa::DType::I64)}},
+                            k.id),
+            std::move(acc));
+        break;
+      }
       case TOp::Reduce: {
         Tile dv = dst;
         dv.rs = d.r ? 1 : 0;
@@ -249,6 +278,7 @@ void lower_loops(Kernel& k) {
     const auto& ws = workers[static_cast<size_t>(core)];
     if (ws.empty()) continue;
     Emitter em = k.emitter(core);
+    cur_core = core;
     const TileWork none{0, 0, 1};
     for (const auto& op : p.ops)
       if (op.dst >= 0 && !val(op.dst).tiled) emit_op(em, op, none, 0, 0);

@@ -180,7 +180,28 @@ void Core::check_bounds(size_t i) const {
   const InstrRef at = ref(i);
   const int64_t lx_size = env_.cfg.lx_size_bytes;
   const int64_t dram_size = static_cast<int64_t>(env_.program.dram_bytes);
-  if (is_dma(in.op)) {
+  if (in.op == Opcode::DmaGather) {
+    const int64_t n = in.get("n"), bytes = in.get("bytes");
+    const int64_t isz = in.get("idt") == static_cast<int64_t>(isa::DType::I32) ? 4 : 8;
+    if (n < 0) throw Error(at.where(), "operand n=" + std::to_string(n) + " is negative");
+    if (in.get("idt") != static_cast<int64_t>(isa::DType::I32) &&
+        in.get("idt") != static_cast<int64_t>(isa::DType::I64))
+      throw Error(at.where(), "operand idt=" + std::to_string(in.get("idt")) +
+                                  " is not int64 (5) or int32 (4)");
+    if (n == 0 || bytes <= 0) return;
+    check_range(strided_range(in.get("idx"), {}, n * isz), lx_size, "LX", at);
+    check_range(strided_range(in.get("lx"), {{n, in.get("lx_stride")}}, bytes), lx_size, "LX", at);
+    if (!env_.functional) return;  // index values exist only when data is simulated
+    // data() allocates LX storage lazily; reading it changes nothing observable.
+    const std::vector<int64_t> idx = gather_indices(const_cast<Lx&>(lx_).data(), in);
+    for (size_t j = 0; j < idx.size(); ++j) {
+      if (idx[j] < 0 || idx[j] >= in.get("limit"))
+        throw Error(at.where(), "index " + std::to_string(j) + " = " + std::to_string(idx[j]) +
+                                    " is outside [0, " + std::to_string(in.get("limit")) + ")");
+      check_range(strided_range(in.get("dram") + idx[j] * in.get("dram_stride"), {}, bytes),
+                  dram_size, "DRAM", at);
+    }
+  } else if (is_dma(in.op)) {
     const bool load = in.op == Opcode::DmaLoad;
     const int64_t bytes = in.get("bytes");
     if (in.get("outer") < 0)
@@ -222,7 +243,8 @@ void Core::launch(int q, size_t i) {
   s.start = env_.sched.now();
   auto done = [this, q] { complete(q); };
   switch (in.op) {
-    case Opcode::DmaLoad: dma_in_->start(in, done); return;
+    case Opcode::DmaLoad:
+    case Opcode::DmaGather: dma_in_->start(in, done); return;
     case Opcode::DmaStore: dma_out_->start(in, done); return;
     case Opcode::RingSend:
     case Opcode::RingReduce: launch_ring(q, i); return;
@@ -336,6 +358,14 @@ void Core::execute(size_t i) {
             }
             for (uint8_t* l : lxs) std::memmove(l + lo, dp, static_cast<size_t>(bytes));
           }
+      return;
+    }
+    case Opcode::DmaGather: {
+      const std::vector<int64_t> idx = gather_indices(lx_.data(), in);
+      for (size_t j = 0; j < idx.size(); ++j)
+        std::memmove(lx_.data() + in.get("lx") + static_cast<int64_t>(j) * in.get("lx_stride"),
+                     chip_.dram_image().data() + in.get("dram") + idx[j] * in.get("dram_stride"),
+                     static_cast<size_t>(in.get("bytes")));
       return;
     }
     case Opcode::RingReduce: {

@@ -1,5 +1,6 @@
 // DMA engine timing (formulas in dma.h).
 #include <algorithm>
+#include <cstring>
 
 #include "spyre/sim/dma.h"
 
@@ -8,6 +9,22 @@ namespace spyre::sim {
 namespace {
 Cycle ceil_div(int64_t a, int64_t b) { return static_cast<Cycle>((a + b - 1) / b); }
 }  // namespace
+
+std::vector<int64_t> gather_indices(const uint8_t* lx, const isa::Instr& in) {
+  const int64_t n = std::max<int64_t>(0, in.get("n"));
+  const bool i32 = in.get("idt") == static_cast<int64_t>(isa::DType::I32);
+  std::vector<int64_t> out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    if (i32) {
+      int32_t v;
+      std::memcpy(&v, lx + in.get("idx") + 4 * i, 4);
+      out[static_cast<size_t>(i)] = v;
+    } else {
+      std::memcpy(&out[static_cast<size_t>(i)], lx + in.get("idx") + 8 * i, 8);
+    }
+  }
+  return out;
+}
 
 DmaEngine::DmaEngine(Env& env, DramModel& dram, int core, bool write, Ring& ring,
                      std::function<Lx&(int)> lx_of)
@@ -21,21 +38,37 @@ DmaEngine::DmaEngine(Env& env, DramModel& dram, int core, bool write, Ring& ring
       lx_of_(std::move(lx_of)) {}
 
 void DmaEngine::start(const isa::Instr& in, std::function<void()> done) {
-  bytes_ = in.get("bytes");
-  rows_ = in.get("rows");
-  reps_ = in.get("reps");
-  outer_ = in.get("outer");
-  lx0_ = in.get("lx");
-  lx_stride_ = in.get("lx_stride");
-  lx_rep_ = in.get("lx_rep");
-  lx_outer_ = in.get("lx_outer");
-  dram0_ = in.get("dram");
-  dram_stride_ = in.get("dram_stride");
-  dram_rep_ = in.get("dram_rep");
-  dram_outer_ = in.get("dram_outer");
-  if (bytes_ <= 0 || rows_ <= 0 || reps_ <= 0) outer_ = 0;  // nothing to move
+  gather_.clear();
+  if (in.op == isa::Opcode::DmaGather) {  // n rows at addresses from the LX index vector
+    bytes_ = in.get("bytes");
+    rows_ = in.get("n");
+    reps_ = outer_ = 1;
+    lx0_ = in.get("lx");
+    lx_stride_ = in.get("lx_stride");
+    lx_rep_ = lx_outer_ = dram_stride_ = dram_rep_ = dram_outer_ = 0;
+    dram0_ = 0;
+    const std::vector<int64_t> idx = gather_indices(lx_of_(core_).data(), in);
+    const int64_t limit = in.get("limit");
+    for (int64_t k : idx)  // out-of-range only in timing-only runs (no data): row 0
+      gather_.push_back(in.get("dram") + (k >= 0 && k < limit ? k : 0) * in.get("dram_stride"));
+    if (bytes_ <= 0 || rows_ <= 0) outer_ = 0;
+  } else {
+    bytes_ = in.get("bytes");
+    rows_ = in.get("rows");
+    reps_ = in.get("reps");
+    outer_ = in.get("outer");
+    lx0_ = in.get("lx");
+    lx_stride_ = in.get("lx_stride");
+    lx_rep_ = in.get("lx_rep");
+    lx_outer_ = in.get("lx_outer");
+    dram0_ = in.get("dram");
+    dram_stride_ = in.get("dram_stride");
+    dram_rep_ = in.get("dram_rep");
+    dram_outer_ = in.get("dram_outer");
+    if (bytes_ <= 0 || rows_ <= 0 || reps_ <= 0) outer_ = 0;  // nothing to move
+  }
   targets_.clear();
-  if (!write_) {
+  if (!write_ && in.op == isa::Opcode::DmaLoad) {
     const auto mask = static_cast<uint64_t>(in.get("mcast"));
     for (int c = 0; c < 64 && c < static_cast<int>(env_.cfg.cores); ++c)
       if (c != core_ && (mask >> c & 1u)) targets_.push_back(c);
@@ -60,8 +93,8 @@ void DmaEngine::issue() {
   const int64_t burst = std::max<int64_t>(1, env_.cfg.dma_burst_bytes);
   const int64_t piece = std::min(burst, bytes_ - off_);
   const int64_t lx_addr = lx0_ + outer_i_ * lx_outer_ + rep_ * lx_rep_ + row_ * lx_stride_ + off_;
-  const int64_t dram_addr =
-      dram0_ + outer_i_ * dram_outer_ + rep_ * dram_rep_ + row_ * dram_stride_ + off_;
+  const int64_t dram_addr = (gather_.empty() ? dram0_ : gather_[static_cast<size_t>(row_)]) +
+                            outer_i_ * dram_outer_ + rep_ * dram_rep_ + row_ * dram_stride_ + off_;
   off_ += piece;
   if (off_ >= bytes_) {
     off_ = 0;

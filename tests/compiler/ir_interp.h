@@ -2,8 +2,9 @@
 // Tests-only reference: a small interpreter of the Inductor IR (compiler/frontend/SCHEMA.md v1)
 // over a byte image of the graph's storages. Loop bodies are evaluated in double and rounded
 // exactly where the IR says (to_dtype, stores: isa::store_element, the same rounding as the
-// device). Extern mm/addmm/bmm accumulate in double. What it cannot evaluate (convolution,
-// fallbacks, to_dtype_bitcast, unknown ops) throws std::runtime_error.
+// device). Extern mm/addmm/bmm and 2-D convolution accumulate in double. What it cannot
+// evaluate (fallbacks, to_dtype_bitcast, unknown ops) throws std::runtime_error.
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -563,6 +564,49 @@ class IrInterp {
             }
             c[static_cast<size_t>((q * M + i) * N + j)] = s;
           }
+      write_view(out, c);
+      return;
+    }
+    if (k == "extern_kernels.convolution") {  // 2-D, not transposed, accumulate in double
+      const json& kw = n["kwargs"];
+      if (kw.value("transposed", false))
+        throw std::runtime_error("reference: transposed convolution");
+      auto pr = [&](const char* key, int64_t def) {
+        if (!kw.contains(key)) return std::array<int64_t, 2>{def, def};
+        const json& v = kw[key];
+        if (v.is_number()) return std::array<int64_t, 2>{v.get<int64_t>(), v.get<int64_t>()};
+        if (v.size() == 1) return std::array<int64_t, 2>{v[0].get<int64_t>(), v[0].get<int64_t>()};
+        return std::array<int64_t, 2>{v[0].get<int64_t>(), v[1].get<int64_t>()};
+      };
+      const auto st = pr("stride", 1), pd = pr("padding", 0), dl = pr("dilation", 1);
+      const int64_t groups = kw.value("groups", int64_t{1});
+      auto x = read_view(in[0]), w = read_view(in[1]);
+      std::vector<double> bias;
+      if (in.size() > 2) bias = read_view(in[2]);
+      const auto dx = dims(in[0]), dw = dims(in[1]), dout = dims(out);
+      if (dx.size() != 4) throw std::runtime_error("reference: convolution that is not 2-D");
+      const int64_t N = dx[0], C = dx[1], H = dx[2], W = dx[3], OC = dw[0], ICg = dw[1], KH = dw[2],
+                    KW = dw[3], OH = dout[2], OW = dout[3], OCg = OC / groups;
+      std::vector<double> c(static_cast<size_t>(N * OC * OH * OW));
+      for (int64_t b = 0; b < N; ++b)
+        for (int64_t o = 0; o < OC; ++o)
+          for (int64_t oh = 0; oh < OH; ++oh)
+            for (int64_t ow = 0; ow < OW; ++ow) {
+              double s = 0;
+              const int64_t g = o / OCg;
+              for (int64_t ic = 0; ic < ICg; ++ic)
+                for (int64_t kh = 0; kh < KH; ++kh)
+                  for (int64_t kx = 0; kx < KW; ++kx) {
+                    const int64_t ih = oh * st[0] - pd[0] + kh * dl[0];
+                    const int64_t iw = ow * st[1] - pd[1] + kx * dl[1];
+                    if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                    s += x[static_cast<size_t>(((b * C + g * ICg + ic) * H + ih) * W + iw)] *
+                         w[static_cast<size_t>(((o * ICg + ic) * KH + kh) * KW + kx)];
+                  }
+              s = static_cast<float>(s);
+              if (!bias.empty()) s += bias[static_cast<size_t>(o)];
+              c[static_cast<size_t>(((b * OC + o) * OH + oh) * OW + ow)] = s;
+            }
       write_view(out, c);
       return;
     }

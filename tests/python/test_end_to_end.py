@@ -69,3 +69,19 @@ def test_set_changes_the_chip(model):
     fifo_slow = spyre_sim.run(m, inputs, arch="tiny", set=["dram.impl=fifo", "dram.bw_gbps=15"])
     fifo = spyre_sim.run(m, inputs, arch="tiny", set=["dram.impl=fifo"])
     assert fifo_slow.outputs_match and fifo_slow.cycles > fifo.cycles
+
+
+def test_graph_breaks_compile_and_run_every_subgraph():
+    class Broken(torch.nn.Module):
+        def forward(self, x):
+            y = torch.softmax(x, dim=-1) * 2
+            torch._dynamo.graph_break()
+            return y + x.sum(dim=-1, keepdim=True)
+
+    x = torch.randn(32, 64, dtype=torch.float16)
+    r = spyre_sim.run(Broken(), (x,), arch="tiny")
+    assert r.summary["subgraphs"] == 2
+    assert len(r.reports) == 2 and len(r.summary["traces"]) == 2
+    assert r.outputs_match is True, str(r)
+    # Device time adds up over the subgraph runs.
+    assert r.cycles == sum(st["chip"]["cycles"] for st in r.summary["stats"]["subgraphs"])

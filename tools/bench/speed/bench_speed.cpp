@@ -59,7 +59,7 @@ json mm_ir(int64_t m, int64_t n, int64_t k) {
                {"op_overload", "aten.mm.out"},
                {"origins", {"mm"}},
                {"outputs", {"buf0"}},
-               {"source", "tools/bench/speed/bench_speed.cpp"}};
+               {"source", "tools/bench/speed/bench_speed.cpp:1"}};
   return {{"buffers",
            {buffer("arg0_1", "input", m, k), buffer("arg1_1", "input", k, n),
             buffer("buf0", "output", m, n)}},

@@ -58,7 +58,7 @@ nlohmann::json merge_summaries(const std::vector<nlohmann::json>& parts) {
   uint64_t cycles = 0, rd = 0, wr = 0;
   nlohmann::json ks = nlohmann::json::array(), traces = nlohmann::json::array(),
                  stats = nlohmann::json::array();
-  nlohmann::json busy;  // utilisation weighted by cycles
+  nlohmann::json busy = nlohmann::json::object();  // utilisation weighted by cycles
   for (const auto& p : parts) {
     uint64_t c = p["cycles"];
     cycles += c;

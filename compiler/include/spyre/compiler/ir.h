@@ -55,7 +55,7 @@ struct Op {
   std::string buffer;
   std::optional<Index> index;
   std::string mode;
-  nlohmann::json value;  // constant value; masked fill value
+  nlohmann::json value;  // constant value; masked fill value; indirect_indexing size
   std::string reduction_type;
   int outputs = 1;
   std::vector<Op> body;  // masked sub-block

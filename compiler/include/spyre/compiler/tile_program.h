@@ -30,6 +30,7 @@ struct MemAccess {
   std::string expr;
   isa::DType dt = isa::DType::F16;  // the storage's dtype
   int64_t offset = 0;
+  int64_t limit = 0;  // Gather: valid element indices are [0, limit) (the buffer's extent)
 };
 
 // Where `buffer`'s data starts in its storage, in elements: its offset plus those of the
@@ -54,7 +55,20 @@ struct TVal {
 struct TOp {
   // Iota: dst(r, c) = the affine index `access` (a MemAccess with an empty buffer) at the
   // element, i.e. offset + sum coeff * var (index_expr).
-  enum Kind { Load, Store, Unary, Binary, Select, Reduce, Convert, Fill, Iota } kind = Unary;
+  // Gather: dst = the buffer of `access` at the element indices src[0] (int64, the same shape
+  // and layout as dst): a load whose index holds an indirect_indexing symbol (dma.gather).
+  enum Kind {
+    Load,
+    Store,
+    Unary,
+    Binary,
+    Select,
+    Reduce,
+    Convert,
+    Fill,
+    Iota,
+    Gather
+  } kind = Unary;
   isa::SfpFn fn = isa::SfpFn::Copy;
   int dst = -1;          // value written (Store: none)
   std::vector<int> src;  // values read
@@ -70,11 +84,13 @@ struct TileProgram {
   bool is_reduction = false;
 };
 
-// Throws spyre::Error (via `fail`) for what is not supported: non-affine or negative indices,
-// masked / indirect ops, non-affine index_expr, unknown op names, reductions other than
-// sum/max/min/prod/welford_reduce, reductions over unmergeable variables.
-// `keep_2d`: a pointwise node over exactly two variables keeps them as rows x cols, unmerged
-// (a matmul epilogue works on the output tile's rows and cols).
+// Indirect indices (indirect_indexing symbols) and masked sub-blocks become Gather ops;
+// FloorDiv/ModularIndexing of a variable splits it into sub-dimensions.
+// Throws spyre::Error (via `fail`) for what is not supported: other non-affine or negative
+// indices, divisors that do not nest, non-affine index_expr, unknown op names, reductions other
+// than sum/max/min/prod/welford_reduce, reductions over unmergeable variables. `keep_2d`: a
+// pointwise node over exactly two variables keeps them as rows x cols, unmerged (a matmul epilogue
+// works on the output tile's rows and cols).
 TileProgram build_tile_program(const ir::Graph& g, const ir::Node& n, const arch::ArchConfig& cfg,
                                const std::string& where, bool keep_2d = false);
 

@@ -1,0 +1,311 @@
+// extern_kernels.convolution (2-D, not transposed) as an implicit GEMM on the PT arrays.
+//
+// Per group g the output [N*OH*OW, OCg] = sum over taps (kh, kw) and input-channel chunks of
+// X_shift[pixels, ic] x W[kh, kw][ic, oc]. The output is cut into tiles of (n, a range of output
+// rows oh, a range of output columns ow) pixels x tn output channels; each core owns a
+// contiguous run of tiles (tiles are ordered group, n, pixels, channels). For one tile, every
+// K step (kh, kw, ic chunk) brings:
+// - the shifted input block into an A slot [pixels, tk] by one strided DMA (ic contiguous in
+//   channels-last, rows = output columns with stride s_w*dil, reps = output rows with stride
+//   s_h*dil); where the tap reaches into the padding the slot is first zero-filled (sfp.fill)
+//   and only the valid part is loaded;
+// - the weight slice W[oc0.., ic0.., kh, kw] into a B slot stored [tn, tk] (pt.mm's
+//   transposed-B form);
+// and pt.mm accumulates into the tile's fp32 accumulator (the pixel rows split between the
+// corelets). A and B slots alternate, so the next step's loads overlap this step's matmul;
+// ordering between queues comes from the LX ranges each instruction touches (stream.h). After
+// the last step the bias (if any) is added on the SFP, the tile converted to the output dtype
+// and stored with one strided DMA.
+#include "spyre/compiler/conv.h"
+
+#include <algorithm>
+#include <array>
+#include <vector>
+
+#include "spyre/compiler/emit.h"
+#include "spyre/error.h"
+
+namespace spyre::compiler {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+std::array<int64_t, 2> pair_kwarg(const ir::Node& n, const char* key, int64_t def) {
+  std::array<int64_t, 2> r{def, def};
+  if (!n.kwargs.is_object() || !n.kwargs.contains(key)) return r;
+  const auto& v = n.kwargs.at(key);
+  if (v.is_number_integer()) return {v.get<int64_t>(), v.get<int64_t>()};
+  if (v.is_array() && v.size() == 1 && v[0].is_number_integer())
+    return {v[0].get<int64_t>(), v[0].get<int64_t>()};
+  if (v.is_array() && v.size() == 2 && v[0].is_number_integer() && v[1].is_number_integer())
+    return {v[0].get<int64_t>(), v[1].get<int64_t>()};
+  return {-1, -1};
+}
+
+struct Tile4 {  // one output tile
+  int64_t g, n, oh0, oh1, ow0, ow1, oc0, oc1;
+};
+
+}  // namespace
+
+void lower_conv(Kernel& k) {
+  const ir::Node& n = k.node;
+  const arch::ArchConfig& cfg = k.cfg;
+  if (n.inputs.size() != 2 && n.inputs.size() != 3)
+    k.unsupported("convolution with " + std::to_string(n.inputs.size()) + " tensor inputs");
+  if (n.outputs.size() != 1)
+    k.unsupported("convolution with " + std::to_string(n.outputs.size()) + " outputs");
+  if (n.kwargs.is_object() && n.kwargs.contains("transposed") &&
+      n.kwargs.at("transposed").is_boolean() && n.kwargs.at("transposed").get<bool>())
+    k.unsupported("transposed convolution");
+  const ir::TensorView& X = n.inputs[0];
+  const ir::TensorView& Wv = n.inputs[1];
+  const ir::TensorView& O = n.layout;
+  if (X.size.size() != 4 || Wv.size.size() != 4 || O.size.size() != 4)
+    k.unsupported("convolution that is not 2-D (input of rank " + std::to_string(X.size.size()) +
+                  ")");
+  const auto stride = pair_kwarg(n, "stride", 1), pad = pair_kwarg(n, "padding", 0),
+             dil = pair_kwarg(n, "dilation", 1);
+  int64_t groups = 1;
+  if (n.kwargs.is_object() && n.kwargs.contains("groups") &&
+      n.kwargs.at("groups").is_number_integer())
+    groups = n.kwargs.at("groups").get<int64_t>();
+  if (stride[0] < 1 || stride[1] < 1 || pad[0] < 0 || pad[1] < 0 || dil[0] < 1 || dil[1] < 1 ||
+      groups < 1)
+    k.unsupported("convolution with unsupported stride/padding/dilation/groups");
+  const int64_t N = X.size[0], C = X.size[1], H = X.size[2], W = X.size[3];
+  const int64_t OC = Wv.size[0], ICg = Wv.size[1], KH = Wv.size[2], KW = Wv.size[3];
+  const int64_t OH = O.size[2], OW = O.size[3];
+  if (C != ICg * groups || OC % groups != 0 || O.size[0] != N || O.size[1] != OC ||
+      OH != (H + 2 * pad[0] - dil[0] * (KH - 1) - 1) / stride[0] + 1 ||
+      OW != (W + 2 * pad[1] - dil[1] * (KW - 1) - 1) / stride[1] + 1)
+    k.unsupported("inconsistent convolution shapes");
+  const int64_t OCg = OC / groups;
+  if (X.dtype != Wv.dtype) k.unsupported("convolution operands of different dtypes");
+  const int64_t xN = X.stride[0], xC = C == 1 ? 1 : X.stride[1], xH = X.stride[2], xW = X.stride[3];
+  if (xC != 1)
+    k.unsupported("convolution input with channel stride " + std::to_string(xC) +
+                  " (channels-last input expected)");
+  const int64_t oN = O.stride[0], oC = OC == 1 ? 1 : O.stride[1], oH = O.stride[2],
+                oW = O.stride[3];
+  if (oC != 1)
+    k.unsupported("convolution output with channel stride " + std::to_string(oC) +
+                  " (channels-last output expected)");
+  const int64_t wO = Wv.stride[0], wI = Wv.stride[1], wKH = Wv.stride[2], wKW = Wv.stride[3];
+  const bool has_bias = n.inputs.size() == 3;
+  const ir::TensorView* Bv = has_bias ? &n.inputs[2] : nullptr;
+  if (has_bias && (Bv->size.size() != 1 || Bv->size[0] != OC))
+    k.unsupported("convolution bias of shape other than [out_channels]");
+  const int64_t bS = has_bias ? Bv->stride[0] : 0;
+  const isa::DType dt = X.dtype, f32 = isa::DType::F32;
+  const int64_t es = isa::dtype_size_bytes(dt), esO = isa::dtype_size_bytes(O.dtype);
+  const int64_t esB = has_bias ? isa::dtype_size_bytes(Bv->dtype) : 0;
+  const bool out_f32 = O.dtype == f32;
+
+  // --- tiles: tm output pixels (t_oh rows of tw columns) x tn channels, K steps of tk.
+  int64_t tk = std::min<int64_t>(ICg, 256), tn = std::min<int64_t>(OCg, 128);
+  int64_t tw = std::min<int64_t>(OW, 256), t_oh = std::max<int64_t>(1, 256 / tw);
+  t_oh = std::min(t_oh, OH);
+  auto lx_bytes = [&](int64_t tm, int64_t tn_, int64_t tk_) {
+    int64_t ws = 2 * round_up(tm * tk_ * es, 128) + 2 * round_up(tn_ * tk_ * es, 128) +
+                 2 * round_up(tm * tn_ * 4, 128);
+    if (!out_f32) ws += 2 * round_up(tm * tn_ * esO, 128);
+    if (has_bias) ws += 2 * round_up(tn_ * esB, 128) + 4 * round_up(tn_ * 4, 128);
+    return ws;
+  };
+  while (lx_bytes(t_oh * tw, tn, tk) > k.lx_budget()) {
+    if (t_oh > 1)
+      t_oh = ceil_div(t_oh, 2);
+    else if (tk > 64)
+      tk = ceil_div(tk, 2);
+    else if (tn > 32)
+      tn = ceil_div(tn, 2);
+    else if (tw > cfg.pt_rows)
+      tw = ceil_div(tw, 2);
+    else
+      k.unsupported("convolution tiles do not fit LX");
+  }
+  auto count_tiles = [&]() {
+    return groups * N * ceil_div(OH, t_oh) * ceil_div(OW, tw) * ceil_div(OCg, tn);
+  };
+  // Enough tiles for every core (smaller pixel tiles first, then fewer channels).
+  while (count_tiles() < cfg.cores) {
+    if (t_oh > 1)
+      t_oh = ceil_div(t_oh, 2);
+    else if (tn > 32)
+      tn = ceil_div(tn, 2);
+    else
+      break;
+  }
+  const int64_t tm = t_oh * tw;
+
+  std::vector<Tile4> tiles;
+  for (int64_t g = 0; g < groups; ++g)
+    for (int64_t b = 0; b < N; ++b)
+      for (int64_t oh0 = 0; oh0 < OH; oh0 += t_oh)
+        for (int64_t ow0 = 0; ow0 < OW; ow0 += tw)
+          for (int64_t oc0 = 0; oc0 < OCg; oc0 += tn)
+            tiles.push_back({g, b, oh0, std::min(OH, oh0 + t_oh), ow0, std::min(OW, ow0 + tw), oc0,
+                             std::min(OCg, oc0 + tn)});
+  const auto T = static_cast<int64_t>(tiles.size());
+  const int64_t cores_used = std::min<int64_t>(cfg.cores, T);
+
+  // --- LX plan (the same on every core)
+  int64_t A_slot[2], B_slot[2], C_slot[2], O_slot[2] = {0, 0}, bias16[2] = {0, 0},
+                                           bias32[2][2] = {};
+  for (int s = 0; s < 2; ++s) {
+    A_slot[s] = k.lx.alloc("A" + std::to_string(s), tm * tk * es);
+    B_slot[s] = k.lx.alloc("B" + std::to_string(s), tn * tk * es);
+  }
+  for (int s = 0; s < 2; ++s) {
+    C_slot[s] = k.lx.alloc("acc" + std::to_string(s), tm * tn * 4);
+    if (!out_f32) O_slot[s] = k.lx.alloc("out" + std::to_string(s), tm * tn * esO);
+    if (has_bias) {
+      bias16[s] = k.lx.alloc("bias" + std::to_string(s), tn * esB);
+      for (int cl = 0; cl < 2; ++cl)
+        bias32[s][cl] =
+            k.lx.alloc("bias_f32_" + std::to_string(s) + "_cl" + std::to_string(cl), tn * 4);
+    }
+  }
+
+  auto split_rows = [&](int64_t mt) {  // corelet row split of a tile
+    int64_t h = cfg.corelets < 2 ? mt : std::min(mt, round_up(ceil_div(mt, 2), cfg.pt_rows));
+    return std::array<std::pair<int64_t, int64_t>, 2>{std::make_pair(int64_t{0}, h),
+                                                      std::make_pair(h, mt)};
+  };
+  // The valid output range [lo, hi) of a tile's [o0, o1) whose input index o*s - p + kk*d is
+  // inside [0, extent).
+  auto valid = [](int64_t o0, int64_t o1, int64_t s, int64_t p, int64_t off, int64_t extent) {
+    int64_t lo = o0, hi = o1;
+    while (lo < hi && lo * s - p + off < 0) ++lo;
+    while (hi > lo && (hi - 1) * s - p + off >= extent) --hi;
+    return std::make_pair(lo, hi);
+  };
+
+  int64_t steps_total = 0, macs = 0;
+  for (int64_t core = 0; core < cores_used; ++core) {
+    const int64_t t0 = core * T / cores_used, t1 = (core + 1) * T / cores_used;
+    Emitter em = k.emitter(core);
+    struct Step {
+      int64_t t, kh, kw, c0, c1;
+      bool first, last;
+    };
+    std::vector<Step> steps;
+    for (int64_t t = t0; t < t1; ++t)
+      for (int64_t kh = 0; kh < KH; ++kh)
+        for (int64_t kw = 0; kw < KW; ++kw)
+          for (int64_t c0 = 0; c0 < ICg; c0 += tk) {
+            const bool first = kh == 0 && kw == 0 && c0 == 0;
+            const bool last = kh == KH - 1 && kw == KW - 1 && c0 + tk >= ICg;
+            steps.push_back({t, kh, kw, c0, std::min(ICg, c0 + tk), first, last});
+          }
+    steps_total += static_cast<int64_t>(steps.size());
+    auto emit_loads = [&](size_t i) {
+      const Step& s = steps[i];
+      const Tile4& tl = tiles[static_cast<size_t>(s.t)];
+      const int64_t th = tl.oh1 - tl.oh0, twa = tl.ow1 - tl.ow0, mt = th * twa;
+      const int64_t nt = tl.oc1 - tl.oc0, kt = s.c1 - s.c0;
+      const int64_t as = A_slot[i % 2], bs = B_slot[i % 2];
+      auto [h_lo, h_hi] = valid(tl.oh0, tl.oh1, stride[0], pad[0], s.kh * dil[0], H);
+      auto [w_lo, w_hi] = valid(tl.ow0, tl.ow1, stride[1], pad[1], s.kw * dil[1], W);
+      if (h_lo != tl.oh0 || h_hi != tl.oh1 || w_lo != tl.ow0 || w_hi != tl.ow1) {
+        auto halves = split_rows(mt);
+        for (int cl = 0; cl < 2; ++cl) {
+          auto [r0, r1] = halves[static_cast<size_t>(cl)];
+          if (r1 > r0) em.fill(cl, Tile{as + r0 * tk * es, tk, 1, dt}, r1 - r0, kt, 0.0);
+        }
+      }
+      if (h_hi > h_lo && w_hi > w_lo) {
+        const int64_t ih = h_lo * stride[0] - pad[0] + s.kh * dil[0];
+        const int64_t iw = w_lo * stride[1] - pad[1] + s.kw * dil[1];
+        const int64_t ic = tl.g * ICg + s.c0;
+        const uint64_t dram = k.dram_addr(X.buffer, X.offset + tl.n * xN + ic + ih * xH + iw * xW);
+        const int64_t lx = as + ((h_lo - tl.oh0) * twa + (w_lo - tl.ow0)) * tk * es;
+        DmaShape sh{kt * es,     w_hi - w_lo,         stride[1] * xW * es, tk * es,
+                    h_hi - h_lo, stride[0] * xH * es, twa * tk * es};
+        em.load(dram, lx, sh);
+      }
+      const int64_t oc = tl.g * OCg + tl.oc0;
+      const uint64_t wdram =
+          k.dram_addr(Wv.buffer, Wv.offset + oc * wO + s.c0 * wI + s.kh * wKH + s.kw * wKW);
+      if (wI == 1 || kt == 1)
+        em.load(wdram, bs, DmaShape{kt * es, nt, wO * es, tk * es});
+      else
+        em.load(wdram, bs, DmaShape{es, kt, wI * es, es, nt, wO * es, tk * es});
+      if (has_bias && s.first) {
+        const int64_t cp = s.t % 2;
+        const uint64_t bd = k.dram_addr(Bv->buffer, Bv->offset + oc * bS);
+        if (bS == 1 || nt == 1)
+          em.load(bd, bias16[cp], DmaShape{nt * esB});
+        else
+          em.load(bd, bias16[cp], DmaShape{esB, nt, bS * esB, esB});
+      }
+    };
+    auto emit_compute = [&](size_t i) {
+      const Step& s = steps[i];
+      const Tile4& tl = tiles[static_cast<size_t>(s.t)];
+      const int64_t mt = (tl.oh1 - tl.oh0) * (tl.ow1 - tl.ow0);
+      const int64_t nt = tl.oc1 - tl.oc0, kt = s.c1 - s.c0;
+      const int64_t as = A_slot[i % 2], bs = B_slot[i % 2], cslot = C_slot[s.t % 2];
+      auto halves = split_rows(mt);
+      for (int cl = 0; cl < 2; ++cl) {
+        auto [h0, h1] = halves[static_cast<size_t>(cl)];
+        if (h1 <= h0) continue;
+        em.mm(cl, as + h0 * tk * es, bs, cslot + h0 * tn * 4, h1 - h0, nt, kt, tk, tk, tn, dt,
+              !s.first, true);
+        macs += (h1 - h0) * nt * kt;
+      }
+    };
+    auto emit_epilogue = [&](const Step& s) {
+      const Tile4& tl = tiles[static_cast<size_t>(s.t)];
+      const int64_t th = tl.oh1 - tl.oh0, twa = tl.ow1 - tl.ow0, mt = th * twa;
+      const int64_t nt = tl.oc1 - tl.oc0;
+      const int64_t cp = s.t % 2;
+      auto halves = split_rows(mt);
+      for (int cl = 0; cl < 2; ++cl) {
+        auto [h0, h1] = halves[static_cast<size_t>(cl)];
+        const int64_t nr = h1 - h0;
+        if (nr <= 0) continue;
+        Tile acc{C_slot[cp] + h0 * tn * 4, tn, 1, f32};
+        if (has_bias) {
+          Tile b16{bias16[cp], 0, 1, Bv->dtype};
+          Tile b32{bias32[cp][cl], 0, 1, f32};
+          if (Bv->dtype != f32)
+            em.cvt(cl, b32, b16, 1, nt);
+          else
+            em.un(cl, sfp_fn("copy"), b32, b16, 1, nt);
+          em.bin(cl, sfp_fn("add"), acc, acc, b32, nr, nt);
+        }
+        if (!out_f32) em.cvt(cl, Tile{O_slot[cp] + h0 * tn * esO, tn, 1, O.dtype}, acc, nr, nt);
+      }
+      const int64_t src = out_f32 ? C_slot[cp] : O_slot[cp];
+      const int64_t es_src = out_f32 ? 4 : esO;
+      const int64_t oc = tl.g * OCg + tl.oc0;
+      const uint64_t dram =
+          k.dram_addr(n.outputs[0], O.offset + tl.n * oN + oc + tl.oh0 * oH + tl.ow0 * oW);
+      em.store(src, dram,
+               DmaShape{nt * esO, twa, oW * esO, tn * es_src, th, oH * esO, twa * tn * es_src});
+    };
+    if (steps.empty()) continue;
+    emit_loads(0);
+    for (size_t i = 0; i < steps.size(); ++i) {
+      if (i + 1 < steps.size()) emit_loads(i + 1);
+      emit_compute(i);
+      if (steps[i].last) emit_epilogue(steps[i]);
+    }
+  }
+
+  k.report["unit"] = "pt";
+  k.report["lowering"] = "implicit GEMM";
+  k.report["shape"] = {{"n", N},         {"c", C},           {"h", H},           {"w", W},
+                       {"oc", OC},       {"kh", KH},         {"kw", KW},         {"oh", OH},
+                       {"ow", OW},       {"groups", groups}, {"stride", stride}, {"padding", pad},
+                       {"dilation", dil}};
+  k.report["gemm"] = {{"m", N * OH * OW}, {"n", OCg}, {"k", ICg * KH * KW}, {"gemms", groups}};
+  k.report["tiles"] = {{"t_oh", t_oh}, {"tw", tw}, {"tm", tm}, {"tn", tn}, {"tk", tk}};
+  k.report["split"] = {{"output_tiles", T}, {"cores_used", cores_used}, {"k_steps", steps_total}};
+  k.report["macs"] = macs;
+}
+
+}  // namespace spyre::compiler

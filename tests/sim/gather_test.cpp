@@ -1,0 +1,105 @@
+// dma.gather (isa.def): rows whose DRAM addresses come from an index vector in LX. Exact
+// cycles against the dma.load closed form (default "spyre" parameters, sim_test_util.h), the
+// data moved for int64 and int32 indices, and the bounds check.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "sim_test_util.h"
+#include "spyre/error.h"
+
+namespace spyre::sim {
+namespace {
+
+using isa::DType;
+
+TEST(DmaGather, TimesAsALoadOfNRows) {
+  // The index vector (LX 0..24) is zero: 3 rows of 4096 B, all from DRAM row 0. As
+  // dma.load rows=3: starts at 1, requests issue at 17, 33, 49 (4096 / 256 = 16 cycles
+  // apiece); DRAM 17.00-57.96, 57.96-98.92, 98.92-139.88 (4096 / 100 each); the last lands
+  // ceil(139.88) + 150 = 290.
+  auto p = test::program(1, R"(.core 0
+  dma.gather dram=0 lx=4096 idx=0 n=3 bytes=4096 dram_stride=4096 lx_stride=4096 limit=8
+  halt)");
+  auto r = test::run(p, test::config());
+  EXPECT_EQ(r.cycles, 290u);
+  EXPECT_EQ(test::busy(r, 0, "dma_in"), 289u);
+  EXPECT_EQ(r.dram_read_bytes, 12288u);
+}
+
+TEST(DmaGather, ZeroRowsTakesOnlySetup) {
+  // No requests: completes at setup end, 1 + 16 = 17.
+  auto p = test::program(1, R"(.core 0
+  dma.gather dram=0 lx=4096 idx=0 n=0 bytes=64 dram_stride=64 lx_stride=64 limit=8
+  halt)");
+  EXPECT_EQ(test::run(p, test::config()).cycles, 17u);
+}
+
+// DRAM: a table of 8 rows x 16 B (row i: bytes 16i..16i+15 = i*16 + j) at 0, the index vector
+// at 1024; the gathered rows come back to DRAM 2048.
+DeviceMemory run_gather(const std::vector<int64_t>& idx, DType idt, int64_t limit) {
+  DeviceMemory m(4096, 0);
+  for (int i = 0; i < 128; ++i) m.data()[i] = static_cast<uint8_t>(i);
+  const size_t isz = idt == DType::I32 ? 4 : 8;
+  for (size_t i = 0; i < idx.size(); ++i) {
+    if (idt == DType::I32) {
+      const auto v = static_cast<int32_t>(idx[i]);
+      std::memcpy(m.data() + 1024 + 4 * i, &v, 4);
+    } else {
+      std::memcpy(m.data() + 1024 + 8 * i, &idx[i], 8);
+    }
+  }
+  const std::string n = std::to_string(idx.size());
+  auto p =
+      test::program(1,
+                    ".core 0\n"
+                    "  dma.load dram=1024 lx=0 bytes=" +
+                        std::to_string(idx.size() * isz) +
+                        "\n"
+                        "  dma.gather dram=0 lx=256 idx=0 n=" +
+                        n + " bytes=16 dram_stride=16 lx_stride=32 limit=" + std::to_string(limit) +
+                        " idt=" + std::to_string(static_cast<int>(idt)) +
+                        "\n"
+                        "  sync.sig q=dma_in tok=0\n"
+                        "  sync.wait q=dma_out tok=0\n"
+                        "  dma.store lx=256 dram=2048 bytes=16 rows=" +
+                        n +
+                        " lx_stride=32 dram_stride=16\n"
+                        "  halt\n",
+                    4096);
+  simulate(p, test::config(1), m);
+  return m;
+}
+
+TEST(DmaGather, CopiesTheIndexedRowsInt64) {
+  const std::vector<int64_t> idx = {5, 0, 7, 5};
+  auto m = run_gather(idx, DType::I64, 8);
+  for (size_t i = 0; i < idx.size(); ++i)
+    for (int j = 0; j < 16; ++j)
+      EXPECT_EQ(m.data()[2048 + 16 * i + static_cast<size_t>(j)], idx[i] * 16 + j);
+}
+
+TEST(DmaGather, CopiesTheIndexedRowsInt32) {
+  const std::vector<int64_t> idx = {3, 6, 1};
+  auto m = run_gather(idx, DType::I32, 8);
+  for (size_t i = 0; i < idx.size(); ++i)
+    for (int j = 0; j < 16; ++j)
+      EXPECT_EQ(m.data()[2048 + 16 * i + static_cast<size_t>(j)], idx[i] * 16 + j);
+}
+
+TEST(DmaGather, IndexOutsideTheLimitNamesCoreInstructionAndIndex) {
+  try {
+    run_gather({1, 2, 8}, DType::I64, 8);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    const std::string w = e.what();
+    EXPECT_NE(w.find("core 0"), std::string::npos) << w;
+    EXPECT_NE(w.find("dma.gather"), std::string::npos) << w;
+    EXPECT_NE(w.find("index 2 = 8 is outside [0, 8)"), std::string::npos) << w;
+  }
+  EXPECT_THROW(run_gather({-1}, DType::I64, 8), Error);
+}
+
+}  // namespace
+}  // namespace spyre::sim
