@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../mm_ir.h"
 #include "spyre/arch/arch.h"
 #include "spyre/compiler/compile.h"
 #include "spyre/compiler/ir.h"
@@ -34,44 +35,8 @@ namespace {
 using namespace spyre;
 using nlohmann::json;
 
-json tensor(const std::string& buffer, int64_t rows, int64_t cols) {
-  return {{"buffer", buffer},
-          {"dtype", "float16"},
-          {"offset", 0},
-          {"size", {rows, cols}},
-          {"stride", {cols, 1}}};
-}
-json buffer(const std::string& name, const std::string& kind, int64_t rows, int64_t cols) {
-  return {{"dtype", "float16"},   {"kind", kind},        {"name", name},      {"offset", 0},
-          {"size", {rows, cols}}, {"stride", {cols, 1}}, {"view_of", nullptr}};
-}
-
-// `torch.mm(a, b)` as Inductor captures it (tests/data/ir/matmul.json's structure).
 json mm_ir(int64_t m, int64_t n, int64_t k) {
-  json layout = {{"dtype", "float16"}, {"offset", 0}, {"size", {m, n}}, {"stride", {n, 1}}};
-  json node = {{"aten", {"aten.mm.default"}},
-               {"constant_args", json::array()},
-               {"inputs", {tensor("arg0_1", m, k), tensor("arg1_1", k, n)}},
-               {"kernel", "extern_kernels.mm"},
-               {"kind", "extern"},
-               {"kwargs", json::object()},
-               {"layout", layout},
-               {"name", "op0"},
-               {"op_overload", "aten.mm.out"},
-               {"origins", {"mm"}},
-               {"outputs", {"buf0"}},
-               {"source", "tools/bench/roofline/bench_roofline.cpp:1"}};
-  return {{"buffers",
-           {buffer("arg0_1", "input", m, k), buffer("arg1_1", "input", k, n),
-            buffer("buf0", "output", m, n)}},
-          {"graph", "graph_0"},
-          {"inputs", {"arg0_1", "arg1_1"}},
-          {"nodes", {node}},
-          {"outputs", {tensor("buf0", m, n)}},
-          {"schema", "spyre-sim-ir"},
-          {"stage", "scheduler"},
-          {"torch_version", "2.13.0+cpu"},
-          {"version", 1}};
+  return bench::mm_ir(m, n, k, "tools/bench/roofline/bench_roofline.cpp:1");
 }
 
 int64_t numel(const std::vector<int64_t>& size) {
