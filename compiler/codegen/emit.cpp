@@ -53,44 +53,83 @@ DmaShape collapse(DmaShape sh) {
 }
 }  // namespace
 
-void Emitter::load(uint64_t dram, int64_t lx, const DmaShape& shape) {
+namespace {
+using Operands = std::vector<std::pair<std::string_view, int64_t>>;
+
+// A DMA instruction and the ranges it touches: `load` reads DRAM and writes LX, a store the
+// reverse. Both carry the same operands.
+std::pair<isa::Instr, Access> dma(Opcode op, bool load, uint64_t dram, int64_t lx,
+                                  const DmaShape& shape, uint16_t kernel) {
   const DmaShape sh = collapse(shape);
   auto d = static_cast<int64_t>(dram);
   Access acc;
-  acc.dram_read.push_back(dma_span(d, sh, true));
-  acc.lx_write.push_back(dma_span(lx, sh, false));
-  put(make_instr(Opcode::DmaLoad,
-                 {{"dram", d},
-                  {"lx", lx},
-                  {"bytes", sh.bytes},
-                  {"rows", sh.rows},
-                  {"dram_stride", sh.dram_stride},
-                  {"lx_stride", sh.lx_stride},
-                  {"reps", sh.reps},
-                  {"dram_rep", sh.dram_rep},
-                  {"lx_rep", sh.lx_rep}},
-                 kernel_),
-      std::move(acc));
+  (load ? acc.dram_read : acc.dram_write).push_back(dma_span(d, sh, true));
+  (load ? acc.lx_write : acc.lx_read).push_back(dma_span(lx, sh, false));
+  isa::Instr in = make_instr(op,
+                             {{"dram", d},
+                              {"lx", lx},
+                              {"bytes", sh.bytes},
+                              {"rows", sh.rows},
+                              {"dram_stride", sh.dram_stride},
+                              {"lx_stride", sh.lx_stride},
+                              {"reps", sh.reps},
+                              {"dram_rep", sh.dram_rep},
+                              {"lx_rep", sh.lx_rep}},
+                             kernel);
+  return {in, std::move(acc)};
+}
+
+// The operand names of one SFP tile: its address and its row and column strides.
+struct TileNames {
+  std::string_view addr, rs, cs;
+};
+constexpr TileNames kDst{"dst", "dst_rs", "dst_cs"};
+constexpr TileNames kA{"a", "a_rs", "a_cs"};
+constexpr TileNames kB{"b", "b_rs", "b_cs"};
+constexpr TileNames kC{"c", "c_rs", "c_cs"};
+
+// Operands and byte ranges of an SFP instruction on cluster `cl` over rows x cols elements.
+class Sfp {
+ public:
+  Sfp(int cl, int64_t rows, int64_t cols) : rows_(rows), cols_(cols) {
+    ops_.emplace_back("cl", cl);
+  }
+  Sfp& op(std::string_view name, int64_t value) {
+    ops_.emplace_back(name, value);
+    return *this;
+  }
+  Sfp& tile(const TileNames& n, const Tile& t) {
+    return op(n.addr, t.addr).op(n.rs, t.rs).op(n.cs, t.cs);
+  }
+  Sfp& read(const TileNames& n, const Tile& t) {
+    acc_.lx_read.push_back(tile_span(t, rows_, cols_));
+    return tile(n, t);
+  }
+  Sfp& write(const TileNames& n, const Tile& t) {
+    acc_.lx_write.push_back(tile_span(t, rows_, cols_));
+    return tile(n, t);
+  }
+  Access& access() { return acc_; }
+  isa::Instr instr(Opcode opc, uint16_t kernel) {
+    op("rows", rows_).op("cols", cols_);
+    return make_instr(opc, ops_, kernel);
+  }
+
+ private:
+  int64_t rows_, cols_;
+  Operands ops_;
+  Access acc_;
+};
+}  // namespace
+
+void Emitter::load(uint64_t dram, int64_t lx, const DmaShape& shape) {
+  auto [in, acc] = dma(Opcode::DmaLoad, true, dram, lx, shape, kernel_);
+  put(in, std::move(acc));
 }
 
 void Emitter::store(int64_t lx, uint64_t dram, const DmaShape& shape) {
-  const DmaShape sh = collapse(shape);
-  auto d = static_cast<int64_t>(dram);
-  Access acc;
-  acc.dram_write.push_back(dma_span(d, sh, true));
-  acc.lx_read.push_back(dma_span(lx, sh, false));
-  put(make_instr(Opcode::DmaStore,
-                 {{"lx", lx},
-                  {"dram", d},
-                  {"bytes", sh.bytes},
-                  {"rows", sh.rows},
-                  {"lx_stride", sh.lx_stride},
-                  {"dram_stride", sh.dram_stride},
-                  {"reps", sh.reps},
-                  {"lx_rep", sh.lx_rep},
-                  {"dram_rep", sh.dram_rep}},
-                 kernel_),
-      std::move(acc));
+  auto [in, acc] = dma(Opcode::DmaStore, false, dram, lx, shape, kernel_);
+  put(in, std::move(acc));
 }
 
 void Emitter::mm(int cl, int64_t a, int64_t b, int64_t c, int64_t m, int64_t n, int64_t k,
@@ -122,135 +161,53 @@ void Emitter::mm(int cl, int64_t a, int64_t b, int64_t c, int64_t m, int64_t n, 
 
 void Emitter::un(int cl, isa::SfpFn fn, const Tile& dst, const Tile& a, int64_t rows,
                  int64_t cols) {
-  Access acc;
-  acc.lx_read.push_back(tile_span(a, rows, cols));
-  acc.lx_write.push_back(tile_span(dst, rows, cols));
-  put(make_instr(Opcode::SfpUnary,
-                 {{"cl", cl},
-                  {"fn", static_cast<int64_t>(fn)},
-                  {"dt", static_cast<int64_t>(a.dt)},
-                  {"dst", dst.addr},
-                  {"dst_rs", dst.rs},
-                  {"dst_cs", dst.cs},
-                  {"a", a.addr},
-                  {"a_rs", a.rs},
-                  {"a_cs", a.cs},
-                  {"rows", rows},
-                  {"cols", cols}},
-                 kernel_),
-      std::move(acc));
+  Sfp s(cl, rows, cols);
+  s.op("fn", static_cast<int64_t>(fn)).op("dt", static_cast<int64_t>(a.dt));
+  s.read(kA, a).write(kDst, dst);
+  put(s.instr(Opcode::SfpUnary, kernel_), std::move(s.access()));
 }
 
 void Emitter::bin(int cl, isa::SfpFn fn, const Tile& dst, const Tile& a, const Tile& b,
                   int64_t rows, int64_t cols) {
-  Access acc;
-  acc.lx_read.push_back(tile_span(a, rows, cols));
-  acc.lx_read.push_back(tile_span(b, rows, cols));
-  acc.lx_write.push_back(tile_span(dst, rows, cols));
-  put(make_instr(Opcode::SfpBinary,
-                 {{"cl", cl},
-                  {"fn", static_cast<int64_t>(fn)},
-                  {"dt", static_cast<int64_t>(a.dt)},
-                  {"dst", dst.addr},
-                  {"dst_rs", dst.rs},
-                  {"dst_cs", dst.cs},
-                  {"a", a.addr},
-                  {"a_rs", a.rs},
-                  {"a_cs", a.cs},
-                  {"b", b.addr},
-                  {"b_rs", b.rs},
-                  {"b_cs", b.cs},
-                  {"rows", rows},
-                  {"cols", cols}},
-                 kernel_),
-      std::move(acc));
+  Sfp s(cl, rows, cols);
+  s.op("fn", static_cast<int64_t>(fn)).op("dt", static_cast<int64_t>(a.dt));
+  s.read(kA, a).read(kB, b).write(kDst, dst);
+  put(s.instr(Opcode::SfpBinary, kernel_), std::move(s.access()));
 }
 
 void Emitter::sel(int cl, const Tile& dst, const Tile& c, const Tile& a, const Tile& b,
                   int64_t rows, int64_t cols) {
-  Access acc;
-  acc.lx_read.push_back(tile_span(c, rows, cols));
-  acc.lx_read.push_back(tile_span(a, rows, cols));
-  acc.lx_read.push_back(tile_span(b, rows, cols));
-  acc.lx_write.push_back(tile_span(dst, rows, cols));
-  put(make_instr(Opcode::SfpSelect,
-                 {{"cl", cl},
-                  {"dt", static_cast<int64_t>(a.dt)},
-                  {"dst", dst.addr},
-                  {"dst_rs", dst.rs},
-                  {"dst_cs", dst.cs},
-                  {"c", c.addr},
-                  {"c_rs", c.rs},
-                  {"c_cs", c.cs},
-                  {"a", a.addr},
-                  {"a_rs", a.rs},
-                  {"a_cs", a.cs},
-                  {"b", b.addr},
-                  {"b_rs", b.rs},
-                  {"b_cs", b.cs},
-                  {"rows", rows},
-                  {"cols", cols}},
-                 kernel_),
-      std::move(acc));
+  Sfp s(cl, rows, cols);
+  s.op("dt", static_cast<int64_t>(a.dt));
+  s.read(kC, c).read(kA, a).read(kB, b).write(kDst, dst);
+  put(s.instr(Opcode::SfpSelect, kernel_), std::move(s.access()));
 }
 
 void Emitter::red(int cl, isa::SfpFn fn, const Tile& dst, const Tile& a, int64_t rows, int64_t cols,
                   bool acc_dst) {
-  Access acc;
-  acc.lx_read.push_back(tile_span(a, rows, cols));
+  Sfp s(cl, rows, cols);
+  s.op("fn", static_cast<int64_t>(fn)).op("dt", static_cast<int64_t>(a.dt));
+  s.read(kA, a);
+  // One value per row: dst has no column stride.
+  s.op(kDst.addr, dst.addr).op(kDst.rs, dst.rs).op("acc", acc_dst ? 1 : 0);
   ByteRange d = tile_span(Tile{dst.addr, dst.rs, 0, dst.dt}, rows, 1);
-  acc.lx_write.push_back(d);
-  if (acc_dst) acc.lx_read.push_back(d);
-  put(make_instr(Opcode::SfpReduce,
-                 {{"cl", cl},
-                  {"fn", static_cast<int64_t>(fn)},
-                  {"dt", static_cast<int64_t>(a.dt)},
-                  {"dst", dst.addr},
-                  {"dst_rs", dst.rs},
-                  {"a", a.addr},
-                  {"a_rs", a.rs},
-                  {"a_cs", a.cs},
-                  {"rows", rows},
-                  {"cols", cols},
-                  {"acc", acc_dst ? 1 : 0}},
-                 kernel_),
-      std::move(acc));
+  s.access().lx_write.push_back(d);
+  if (acc_dst) s.access().lx_read.push_back(d);
+  put(s.instr(Opcode::SfpReduce, kernel_), std::move(s.access()));
 }
 
 void Emitter::cvt(int cl, const Tile& dst, const Tile& a, int64_t rows, int64_t cols) {
-  Access acc;
-  acc.lx_read.push_back(tile_span(a, rows, cols));
-  acc.lx_write.push_back(tile_span(dst, rows, cols));
-  put(make_instr(Opcode::SfpConvert,
-                 {{"cl", cl},
-                  {"sdt", static_cast<int64_t>(a.dt)},
-                  {"ddt", static_cast<int64_t>(dst.dt)},
-                  {"dst", dst.addr},
-                  {"dst_rs", dst.rs},
-                  {"dst_cs", dst.cs},
-                  {"a", a.addr},
-                  {"a_rs", a.rs},
-                  {"a_cs", a.cs},
-                  {"rows", rows},
-                  {"cols", cols}},
-                 kernel_),
-      std::move(acc));
+  Sfp s(cl, rows, cols);
+  s.op("sdt", static_cast<int64_t>(a.dt)).op("ddt", static_cast<int64_t>(dst.dt));
+  s.read(kA, a).write(kDst, dst);
+  put(s.instr(Opcode::SfpConvert, kernel_), std::move(s.access()));
 }
 
 void Emitter::fill(int cl, const Tile& dst, int64_t rows, int64_t cols, double value) {
-  Access acc;
-  acc.lx_write.push_back(tile_span(dst, rows, cols));
-  put(make_instr(Opcode::SfpFill,
-                 {{"cl", cl},
-                  {"dt", static_cast<int64_t>(dst.dt)},
-                  {"dst", dst.addr},
-                  {"dst_rs", dst.rs},
-                  {"dst_cs", dst.cs},
-                  {"rows", rows},
-                  {"cols", cols},
-                  {"value", isa::float_operand(value)}},
-                 kernel_),
-      std::move(acc));
+  Sfp s(cl, rows, cols);
+  s.op("dt", static_cast<int64_t>(dst.dt)).op("value", isa::float_operand(value));
+  s.write(kDst, dst);
+  put(s.instr(Opcode::SfpFill, kernel_), std::move(s.access()));
 }
 
 }  // namespace spyre::compiler

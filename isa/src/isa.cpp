@@ -102,15 +102,18 @@ double operand_float(int64_t bits) {
   return v;
 }
 
-Instr make_instr(Opcode op, std::initializer_list<std::pair<std::string_view, int64_t>> ops,
-                 uint16_t kernel) {
+namespace {
+using NamedOperand = std::pair<std::string_view, int64_t>;
+
+Instr build_instr(Opcode op, const NamedOperand* first, const NamedOperand* last, uint16_t kernel) {
   const OpInfo& info = op_info(op);
   Instr in;
   in.op = op;
   in.kernel = kernel;
   std::vector<bool> set(info.operands.size(), false);
   for (size_t i = 0; i < info.operands.size(); ++i) in.a[i] = info.operands[i].default_value;
-  for (const auto& [name, value] : ops) {
+  for (const NamedOperand* p = first; p != last; ++p) {
+    const auto& [name, value] = *p;
     int i = info.index_of(name);
     if (i < 0)
       throw Error(std::string(info.mnemonic), "unknown operand '" + std::string(name) + "'");
@@ -121,6 +124,17 @@ Instr make_instr(Opcode op, std::initializer_list<std::pair<std::string_view, in
     if (info.operands[i].required && !set[i])
       throw Error(std::string(info.mnemonic), "missing operand '" + info.operands[i].name + "'");
   return in;
+}
+}  // namespace
+
+Instr make_instr(Opcode op, std::initializer_list<std::pair<std::string_view, int64_t>> ops,
+                 uint16_t kernel) {
+  return build_instr(op, ops.begin(), ops.end(), kernel);
+}
+
+Instr make_instr(Opcode op, const std::vector<std::pair<std::string_view, int64_t>>& ops,
+                 uint16_t kernel) {
+  return build_instr(op, ops.data(), ops.data() + ops.size(), kernel);
 }
 
 Queue queue_of(const Instr& in) {

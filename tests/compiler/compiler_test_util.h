@@ -1,11 +1,25 @@
 #pragma once
 // Helpers shared by the compiler tests: golden IR files and a small hand-written IR.
+#include <cstdint>
 #include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "spyre/compiler/compile.h"
+#include "spyre/isa/dtype.h"
+
 namespace spyre::compiler::test {
+
+// Element `flat` (row-major over size) of a binding, as a byte address.
+inline uint64_t addr_of(const TensorBinding& b, int64_t flat) {
+  int64_t off = 0;
+  for (size_t d = b.size.size(); d-- > 0;) {
+    off += (flat % b.size[d]) * b.stride[d];
+    flat /= b.size[d];
+  }
+  return b.dram_addr + static_cast<uint64_t>(off * isa::dtype_size_bytes(b.dtype));
+}
 
 inline nlohmann::json load_golden(const std::string& name) {
   std::ifstream f(std::string(SPYRE_IR_DIR) + "/" + name + ".json");

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <random>
 
+#include "compiler_test_util.h"
 #include "ir_interp.h"
 #include "spyre/compiler/compile.h"
 #include "spyre/sim/simulate.h"
@@ -87,14 +88,7 @@ nlohmann::json conv_ir(const ConvCase& k) {
   return j;
 }
 
-uint64_t addr_of(const TensorBinding& b, int64_t flat) {
-  int64_t off = 0;
-  for (size_t d = b.size.size(); d-- > 0;) {
-    off += (flat % b.size[d]) * b.stride[d];
-    flat /= b.size[d];
-  }
-  return b.dram_addr + static_cast<uint64_t>(off * isa::dtype_size_bytes(b.dtype));
-}
+using test::addr_of;
 
 class Conv : public ::testing::TestWithParam<ConvCase> {};
 

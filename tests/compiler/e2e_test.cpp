@@ -26,15 +26,7 @@ int64_t numel(const TensorBinding& b) {
   return n;
 }
 
-// Element `flat` (row-major over size) of a binding, as a byte address.
-uint64_t addr_of(const TensorBinding& b, int64_t flat) {
-  int64_t off = 0;
-  for (size_t d = b.size.size(); d-- > 0;) {
-    off += (flat % b.size[d]) * b.stride[d];
-    flat /= b.size[d];
-  }
-  return b.dram_addr + static_cast<uint64_t>(off * isa::dtype_size_bytes(b.dtype));
-}
+using test::addr_of;
 
 void write(sim::DeviceMemory& mem, const TensorBinding& b, const Tensor& t) {
   for (int64_t i = 0; i < numel(b); ++i)

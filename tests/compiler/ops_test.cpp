@@ -34,14 +34,7 @@ std::vector<std::string> goldens() {
   return out;
 }
 
-uint64_t addr_of(const TensorBinding& b, int64_t flat) {
-  int64_t off = 0;
-  for (size_t d = b.size.size(); d-- > 0;) {
-    off += (flat % b.size[d]) * b.stride[d];
-    flat /= b.size[d];
-  }
-  return b.dram_addr + static_cast<uint64_t>(off * isa::dtype_size_bytes(b.dtype));
-}
+using test::addr_of;
 int64_t numel(const std::vector<int64_t>& size) {
   int64_t n = 1;
   for (auto s : size) n *= s;

@@ -90,6 +90,9 @@ struct Instr {
 // Throws spyre::Error naming the mnemonic and operand on an unknown or missing operand.
 Instr make_instr(Opcode op, std::initializer_list<std::pair<std::string_view, int64_t>> ops,
                  uint16_t kernel = 0);
+// The same from an operand list built at run time.
+Instr make_instr(Opcode op, const std::vector<std::pair<std::string_view, int64_t>>& ops,
+                 uint16_t kernel = 0);
 int64_t float_operand(double v);  // the bit pattern carried by a `:f` operand
 double operand_float(int64_t bits);
 

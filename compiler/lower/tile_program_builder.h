@@ -1,0 +1,130 @@
+// Private to compiler/lower/: the Builder that turns one SSA loop-body node into a
+// TileProgram. Its index analysis (affine / FloorDiv / ModularIndexing decomposition,
+// indirect and masked loads, the iteration space) lives in tile_program_index.cpp; the
+// translation of the body into tile ops in tile_program.cpp.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "spyre/compiler/tile_program.h"
+#include "spyre/error.h"
+
+namespace spyre::compiler::tile_program_detail {
+
+using isa::DType;
+
+class Builder {
+ public:
+  Builder(const ir::Graph& g, const ir::Node& n, const arch::ArchConfig& cfg, std::string where,
+          bool keep_2d)
+      : g_(g), n_(n), cfg_(cfg), where_(std::move(where)), keep_2d_(keep_2d) {}
+
+  TileProgram build();
+
+ private:
+  [[noreturn]] void fail(const ir::Op& op, const std::string& what) const {
+    throw Error(where_, "op " + (op.id.empty() ? op.op : op.id) + " '" + op.op + "': " + what);
+  }
+
+  // --- Index analysis (tile_program_index.cpp).
+
+  // Loads inside a masked sub-block (`masked`) are clamped gathers: see lower().
+  void collect_accesses(const std::vector<ir::Op>& body, bool masked = false);
+
+  // A load at `c1*s1 + ... + affine(vars)` with indirect_indexing symbols s: the affine rest
+  // becomes an iota access (its coefficients take part in merging), the buffer a Gather access
+  // with coefficients 0. False when the index has no such symbol.
+  bool collect_indirect(const ir::Op& op, bool masked);
+
+  Dim dim_of(size_t j) const;  // sub-dimension j
+
+  // --- FloorDiv / ModularIndexing: each variable is split at the divisors its non-affine
+  // indices use (x -> x_hi, x_mid, x_lo), so every index is affine in the sub-dimensions.
+  struct SubDim {
+    size_t var;  // index into vars then reduce_vars
+    int64_t stride, size;
+  };
+  struct Atom {
+    enum Kind { Const, Var, Div, Mod } kind = Const;
+    size_t var = 0;
+    int64_t c = 1, d = 1, m = 0;
+  };
+  size_t nvars() const { return n_.vars.size() + n_.reduce_vars.size(); }
+  int64_t var_size(size_t v) const {
+    return v < n_.vars.size() ? n_.sizes[v] : n_.reduce_sizes[v - n_.vars.size()];
+  }
+  std::string var_name(size_t v) const {
+    return v < n_.vars.size() ? n_.vars[v] : n_.reduce_vars[v - n_.vars.size()];
+  }
+  std::optional<size_t> var_index(const std::string& name) const;
+  static std::string strip_parens(std::string t);
+  static bool is_int(const std::string& t);
+  static std::vector<std::string> split_args(const std::string& t);
+  // `expr` as a sum of atoms (c*x, c*(x//d), c*FloorDiv(x, d), c*ModularIndexing(x, d, m),
+  // constants); nullopt for anything else.
+  std::optional<std::vector<Atom>> parse(const std::string& expr) const;
+  void scan_splits(const std::vector<ir::Op>& body, std::vector<std::set<int64_t>>& pts) const;
+  void plan_splits();
+  std::vector<int64_t> expand(const ir::Affine& af) const;
+  // (offset, coefficient per sub-dimension) of an index; nullopt when not expressible.
+  std::optional<std::pair<int64_t, std::vector<int64_t>>> linear(const ir::Index& ix) const;
+
+  void build_space();
+
+  // --- Translation of the body into tile ops (tile_program.cpp).
+
+  int new_val(TVal v);
+  int emit(TOp op);
+
+  int convert(int v, DType dt);
+  int materialize(int v, bool r, bool c);
+  int scalar(DType dt, double value);
+  TVal joined(std::initializer_list<int> vs, DType dt) const;
+  int arg(const ir::Op& op, size_t i);
+  DType op_dtype(const ir::Op& op, DType def) const { return op.dtype ? *op.dtype : def; }
+
+  void lower(const ir::Op& op);
+
+  int reduce(isa::SfpFn fn, int x);
+
+  void lower_reduction(const ir::Op& op);
+
+  static isa::SfpFn sfp_fn(const std::string& name);
+
+  void dce();
+
+  const ir::Graph& g_;
+  const ir::Node& n_;
+  const arch::ArchConfig& cfg_;
+  std::string where_;
+  bool keep_2d_ = false;
+  TileProgram p_;
+  std::vector<std::vector<int64_t>> coeffs_;
+  std::map<std::string, int> access_of_;
+  struct Indirect {
+    std::vector<std::pair<std::string, int64_t>> syms;  // symbol, coefficient
+    int iota = -1;                                      // the affine rest (an iota access)
+  };
+  std::set<std::string> indirect_syms_;
+  std::vector<SubDim> sub_;  // the iteration variables' sub-dimensions, outermost first
+  std::vector<int> mask_;    // masks of the enclosing masked sub-blocks
+  static std::string load_key(const ir::Op& op, bool masked) {
+    return (masked ? "?" : "") + op.buffer + "|" + op.index->expr;
+  }
+  std::map<std::string, Indirect> indirect_;
+  std::vector<int> store_access_;
+  size_t next_store_ = 0;
+  std::map<int, int> load_val_;
+  std::map<std::string, int> val_;
+  std::map<std::pair<int, DType>, int> conv_;
+};
+
+}  // namespace spyre::compiler::tile_program_detail

@@ -1,0 +1,393 @@
+// Index analysis for the tile-program Builder: affine indices, FloorDiv/ModularIndexing
+// splitting into sub-dimensions, indirect and masked loads, and the iteration space.
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "spyre/compiler/tile_program.h"
+#include "spyre/error.h"
+#include "tile_program_builder.h"
+
+namespace spyre::compiler::tile_program_detail {
+namespace {
+
+// Drops size-1 dims and merges neighbours whose every coefficient allows it.
+std::vector<Dim> canonical(std::vector<Dim> dims) {
+  dims.erase(std::remove_if(dims.begin(), dims.end(), [](const Dim& d) { return d.size == 1; }),
+             dims.end());
+  std::vector<Dim> out;
+  for (auto& d : dims) {
+    if (!out.empty()) {
+      Dim& o = out.back();
+      bool ok = true;
+      for (size_t a = 0; a < d.coeff.size(); ++a)
+        if (o.coeff[a] != d.coeff[a] * d.size) ok = false;
+      if (ok) {
+        o.size *= d.size;
+        o.coeff = d.coeff;
+        continue;
+      }
+    }
+    out.push_back(d);
+  }
+  return out;
+}
+
+}  // namespace
+
+void Builder::collect_accesses(const std::vector<ir::Op>& body, bool masked) {
+  for (const auto& op : body) {
+    if (op.op == "masked") {
+      if (op.args.empty() || op.body.empty()) fail(op, "masked op without mask or sub-block");
+      collect_accesses(op.body, true);
+      continue;
+    }
+    if (op.op == "indirect_indexing") {
+      indirect_syms_.insert(op.id);
+      continue;
+    }
+    if (op.op == "index_expr") {
+      auto lin = op.index ? linear(*op.index) : std::nullopt;
+      if (!lin)
+        fail(op, "index_expr '" + (op.index ? op.index->expr : std::string()) +
+                     "' is not affine in the loop variables");
+      const std::string key = "|" + op.index->expr;
+      if (access_of_.count(key)) continue;
+      access_of_[key] = static_cast<int>(p_.accesses.size());
+      MemAccess m;
+      m.expr = op.index->expr;
+      m.dt = DType::I64;
+      m.offset = lin->first;
+      p_.accesses.push_back(m);
+      coeffs_.push_back(lin->second);
+      continue;
+    }
+    if (op.op != "load" && op.op != "store" && op.op != "store_reduction") continue;
+    if (op.op == "load" && op.index && (masked || !op.index->affine) &&
+        collect_indirect(op, masked))
+      continue;
+    auto lin = op.index ? linear(*op.index) : std::nullopt;
+    if (!lin)
+      fail(op, "index '" + (op.index ? op.index->expr : std::string()) + "' of buffer " +
+                   op.buffer + " is not affine in the loop variables");
+    if (op.op == "load") {
+      auto key = op.buffer + "|" + op.index->expr;
+      if (access_of_.count(key)) continue;
+      access_of_[key] = static_cast<int>(p_.accesses.size());
+    }
+    if (op.op != "load") store_access_.push_back(static_cast<int>(p_.accesses.size()));
+    MemAccess m;
+    m.buffer = op.buffer;
+    m.expr = op.index->expr;
+    m.dt = g_.storage_of(op.buffer).dtype;
+    m.offset = lin->first + storage_offset(g_, op.buffer);
+    if (m.offset < 0) fail(op, "negative index offset");
+    for (size_t j = 0; j < sub_.size(); ++j)
+      if (lin->second[j] < 0)
+        fail(op, "negative stride " + std::to_string(lin->second[j]) + " for " +
+                     var_name(sub_[j].var) + " is not supported yet");
+    p_.accesses.push_back(m);
+    coeffs_.push_back(lin->second);
+  }
+}
+
+bool Builder::collect_indirect(const ir::Op& op, bool masked) {
+  const std::string& e = op.index->expr;
+  Indirect ind;
+  ir::Affine rest;
+  if (op.index->affine) rest = *op.index->affine;
+  // A masked load with a FloorDiv/ModularIndexing index: that index, clamped like the rest.
+  const auto masked_lin = masked && !op.index->affine ? linear(*op.index) : std::nullopt;
+  std::string norm;
+  for (char ch : e)
+    if (ch != ' ') norm += ch;
+  size_t i = op.index->affine || masked_lin ? norm.size() : 0;
+  bool any = false;
+  while (i < norm.size()) {
+    int sign = 1;
+    if (norm[i] == '+' || norm[i] == '-') sign = norm[i++] == '-' ? -1 : 1;
+    size_t j = i;
+    while (j < norm.size() && norm[j] != '+' && norm[j] != '-') ++j;
+    const std::string term = norm.substr(i, j - i);
+    i = j;
+    int64_t c = sign;
+    std::string name = term;
+    if (auto star = term.find('*'); star != std::string::npos) {
+      const std::string a = term.substr(0, star);
+      if (a.empty() || a.find_first_not_of("0123456789") != std::string::npos) return false;
+      c *= std::stoll(a);
+      name = term.substr(star + 1);
+    }
+    if (name.empty()) return false;
+    if (name.find_first_not_of("0123456789") == std::string::npos) {
+      rest.offset += c * std::stoll(name);
+      continue;
+    }
+    if (indirect_syms_.count(name)) {
+      ind.syms.emplace_back(name, c);
+      any = true;
+      continue;
+    }
+    bool var = false;
+    for (const auto* vars : {&n_.vars, &n_.reduce_vars})
+      for (const auto& v : *vars) var = var || v == name;
+    if (!var) return false;
+    rest.coeffs[name] += c;
+  }
+  if (!any && !masked) return false;
+  const std::string key = load_key(op, masked);
+  if (access_of_.count(key)) return true;
+  if (masked_lin) rest.offset = masked_lin->first;
+  const std::vector<int64_t> coeffs = masked_lin ? masked_lin->second : expand(rest),
+                             zeros(sub_.size(), 0);
+  bool affine_part = rest.offset != 0;
+  for (int64_t c : coeffs) affine_part = affine_part || c != 0;
+  if (affine_part) {
+    ind.iota = static_cast<int>(p_.accesses.size());
+    MemAccess m;
+    m.expr = "@" + e;
+    m.dt = DType::I64;
+    m.offset = rest.offset;
+    p_.accesses.push_back(m);
+    coeffs_.push_back(coeffs);
+  }
+  access_of_[key] = static_cast<int>(p_.accesses.size());
+  MemAccess m;
+  m.buffer = op.buffer;
+  m.expr = e;
+  m.dt = g_.storage_of(op.buffer).dtype;
+  m.offset = storage_offset(g_, op.buffer);
+  const ir::Buffer& b = g_.buffer(op.buffer);
+  m.limit = 1;
+  for (size_t d = 0; d < b.size.size(); ++d) {
+    if (b.size[d] == 0) m.limit = 0;
+    if (b.stride[d] < 0) fail(op, "negative buffer stride");
+    m.limit += (b.size[d] - 1) * b.stride[d];
+  }
+  if (b.size.empty()) m.limit = 1;
+  p_.accesses.push_back(m);
+  coeffs_.push_back(zeros);
+  indirect_[key] = ind;
+  return true;
+}
+
+Dim Builder::dim_of(size_t j) const {  // sub-dimension j
+  Dim d;
+  d.size = sub_[j].size;
+  for (const auto& c : coeffs_) d.coeff.push_back(c[j]);
+  return d;
+}
+
+std::optional<size_t> Builder::var_index(const std::string& name) const {
+  for (size_t v = 0; v < nvars(); ++v)
+    if (var_name(v) == name) return v;
+  return std::nullopt;
+}
+
+std::string Builder::strip_parens(std::string t) {
+  while (t.size() >= 2 && t.front() == '(' && t.back() == ')') {
+    int depth = 0;
+    bool whole = true;
+    for (size_t i = 0; i + 1 < t.size(); ++i) {
+      depth += t[i] == '(' ? 1 : t[i] == ')' ? -1 : 0;
+      if (depth == 0) whole = false;
+    }
+    if (!whole) break;
+    t = t.substr(1, t.size() - 2);
+  }
+  return t;
+}
+
+bool Builder::is_int(const std::string& t) {
+  return !t.empty() && t.find_first_not_of("0123456789") == std::string::npos;
+}
+
+std::vector<std::string> Builder::split_args(const std::string& t) {
+  std::vector<std::string> out(1);
+  int depth = 0;
+  for (char ch : t) {
+    depth += ch == '(' ? 1 : ch == ')' ? -1 : 0;
+    if (ch == ',' && depth == 0)
+      out.emplace_back();
+    else
+      out.back() += ch;
+  }
+  return out;
+}
+
+std::optional<std::vector<Builder::Atom>> Builder::parse(const std::string& expr) const {
+  std::string e;
+  for (char ch : expr)
+    if (ch != ' ') e += ch;
+  std::vector<std::pair<int, std::string>> terms;
+  int depth = 0, sign = 1;
+  std::string cur;
+  for (char ch : e) {
+    if (depth == 0 && (ch == '+' || ch == '-')) {
+      if (!cur.empty()) terms.emplace_back(sign, cur);
+      cur.clear();
+      sign = ch == '-' ? -1 : 1;
+      continue;
+    }
+    depth += ch == '(' ? 1 : ch == ')' ? -1 : 0;
+    cur += ch;
+  }
+  if (!cur.empty()) terms.emplace_back(sign, cur);
+  std::vector<Atom> out;
+  for (auto [sg, t] : terms) {
+    Atom a;
+    a.c = sg;
+    if (auto star = t.find('*'); star != std::string::npos && is_int(t.substr(0, star))) {
+      a.c *= std::stoll(t.substr(0, star));
+      t = t.substr(star + 1);
+    }
+    t = strip_parens(t);
+    if (is_int(t)) {
+      a.kind = Atom::Const;
+      a.d = std::stoll(t);
+    } else if (auto v = var_index(t)) {
+      a.kind = Atom::Var;
+      a.var = *v;
+    } else if (auto dd = t.find("//"); dd != std::string::npos) {
+      auto v = var_index(strip_parens(t.substr(0, dd)));
+      if (!v || !is_int(t.substr(dd + 2))) return std::nullopt;
+      a.kind = Atom::Div, a.var = *v, a.d = std::stoll(t.substr(dd + 2));
+    } else {
+      const bool fd = t.rfind("FloorDiv(", 0) == 0, mi = t.rfind("ModularIndexing(", 0) == 0;
+      if ((!fd && !mi) || t.back() != ')') return std::nullopt;
+      auto args = split_args(t.substr(t.find('(') + 1, t.size() - t.find('(') - 2));
+      if (args.size() != (fd ? 2u : 3u)) return std::nullopt;
+      auto v = var_index(strip_parens(args[0]));
+      for (size_t i = 1; i < args.size(); ++i)
+        if (!is_int(args[i])) return std::nullopt;
+      if (!v) return std::nullopt;
+      a.kind = fd ? Atom::Div : Atom::Mod, a.var = *v, a.d = std::stoll(args[1]);
+      if (mi) a.m = std::stoll(args[2]);
+      if (a.d <= 0 || (mi && a.m <= 0)) return std::nullopt;
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
+void Builder::scan_splits(const std::vector<ir::Op>& body,
+                          std::vector<std::set<int64_t>>& pts) const {
+  for (const auto& op : body) {
+    scan_splits(op.body, pts);
+    if (!op.index || op.index->affine) continue;
+    auto atoms = parse(op.index->expr);
+    if (!atoms) continue;
+    for (const Atom& a : *atoms) {
+      if (a.kind == Atom::Div) pts[a.var].insert(a.d);
+      if (a.kind == Atom::Mod) pts[a.var].insert(a.d), pts[a.var].insert(a.d * a.m);
+    }
+  }
+}
+
+void Builder::plan_splits() {
+  std::vector<std::set<int64_t>> pts(nvars());
+  scan_splits(n_.body, pts);
+  for (size_t v = 0; v < nvars(); ++v) {
+    const int64_t size = var_size(v);
+    std::vector<int64_t> b{1};
+    for (int64_t p : pts[v])
+      if (p > 1 && p < size) b.push_back(p);
+    b.push_back(size);
+    for (size_t i = 1; i < b.size(); ++i)
+      if (b[i] % b[i - 1] != 0)
+        throw Error(where_, "index divisors of " + var_name(v) + " (size " + std::to_string(size) +
+                                ") do not nest; FloorDiv/ModularIndexing not supported there");
+    if (b.size() > 2 && keep_2d_)
+      throw Error(where_, "FloorDiv/ModularIndexing index in a matmul epilogue");
+    for (size_t i = b.size() - 1; i-- > 0;)  // outermost first
+      sub_.push_back(SubDim{v, b[i], std::max<int64_t>(1, b[i + 1] / b[i])});
+  }
+}
+
+std::vector<int64_t> Builder::expand(const ir::Affine& af) const {
+  std::vector<int64_t> out;
+  for (const auto& sd : sub_) out.push_back(af.coeff(var_name(sd.var)) * sd.stride);
+  return out;
+}
+
+std::optional<std::pair<int64_t, std::vector<int64_t>>> Builder::linear(const ir::Index& ix) const {
+  if (ix.affine) return std::make_pair(ix.affine->offset, expand(*ix.affine));
+  auto atoms = parse(ix.expr);
+  if (!atoms) return std::nullopt;
+  std::pair<int64_t, std::vector<int64_t>> out{0, std::vector<int64_t>(sub_.size(), 0)};
+  for (const Atom& a : *atoms) {
+    if (a.kind == Atom::Const) {
+      out.first += a.c * a.d;
+      continue;
+    }
+    for (size_t j = 0; j < sub_.size(); ++j) {
+      const SubDim& sd = sub_[j];
+      if (sd.var != a.var) continue;
+      const int64_t st = sd.stride;
+      int64_t k = 0;
+      if (a.kind == Atom::Var) k = st;
+      if (a.kind == Atom::Div && st >= a.d) k = st / a.d;
+      if (a.kind == Atom::Mod && st >= a.d && st < a.d * a.m) k = st / a.d;
+      out.second[j] += a.c * k;
+    }
+  }
+  return out;
+}
+
+void Builder::build_space() {
+  const size_t na = p_.accesses.size();
+  Dim unit{1, std::vector<int64_t>(na, 0)};
+  std::vector<Dim> pw, red;
+  for (size_t j = 0; j < sub_.size(); ++j)
+    (sub_[j].var < n_.vars.size() ? pw : red).push_back(dim_of(j));
+  pw = canonical(pw);
+  red = canonical(red);
+  IterSpace& s = p_.space;
+  if (keep_2d_ && !p_.is_reduction && n_.vars.size() == 2) {
+    s.row = dim_of(0);
+    s.col = dim_of(1);
+    return;
+  }
+  if (p_.is_reduction) {
+    if (red.size() > 1)
+      throw Error(where_,
+                  "reduction over variables that cannot be merged into one (strides of "
+                  "the reduced dimensions are not contiguous) is not supported yet");
+    s.col = red.empty() ? unit : red[0];
+    s.row = pw.empty() ? unit : pw.back();
+    if (!pw.empty()) pw.pop_back();
+    s.outer = pw;
+    return;
+  }
+  if (pw.empty()) {
+    s.row = s.col = unit;
+    return;
+  }
+  if (pw.size() == 1) {  // split one variable into rows x cols
+    const Dim d = pw[0];
+    const int64_t workers = cfg_.cores * cfg_.corelets;
+    const int64_t cap = std::max<int64_t>(64, std::min<int64_t>(2048, d.size / workers));
+    int64_t cols = 1;
+    for (int64_t c = std::min(cap, d.size); c >= 1; --c)
+      if (d.size % c == 0) {
+        cols = c;
+        break;
+      }
+    if (cols < 16 && d.size <= 65536) cols = d.size;  // a prime-ish size: one long row
+    s.col = Dim{cols, d.coeff};
+    s.row = Dim{d.size / cols, {}};
+    for (auto c : d.coeff) s.row.coeff.push_back(c * cols);
+    return;
+  }
+  s.col = pw.back();
+  pw.pop_back();
+  s.row = pw.back();
+  pw.pop_back();
+  s.outer = pw;
+}
+
+}  // namespace spyre::compiler::tile_program_detail
