@@ -8,7 +8,8 @@ BUILD := $(ROOT)/build
 JOBS ?= 2
 PYTHON ?= python3
 APT_PACKAGES := cmake g++ pkg-config libsystemc-dev libyaml-cpp-dev \
-  nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev clang-format
+  nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev clang-format \
+  chromium chromium-driver
 DEMO_OUT ?= spyre-sim-out/demo
 
 .PHONY: all deps venv build demo test test-cpp test-python format clean

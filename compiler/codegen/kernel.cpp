@@ -1,13 +1,29 @@
 #include "spyre/compiler/kernel.h"
 
+#include <algorithm>
+
 #include "spyre/error.h"
 
 namespace spyre::compiler {
 
+namespace {
+thread_local CompileDebug current_debug;
+}  // namespace
+
+const CompileDebug& compile_debug() { return current_debug; }
+
+ScopedCompileDebug::ScopedCompileDebug(const CompileDebug& d) : saved_(current_debug) {
+  current_debug = d;
+}
+ScopedCompileDebug::~ScopedCompileDebug() { current_debug = saved_; }
+
 int64_t LxArena::alloc(const std::string& name, int64_t bytes) {
   int64_t at = next_;
   int64_t padded = (std::max<int64_t>(bytes, 1) + align_ - 1) / align_ * align_;
-  next_ += padded;
+  // compiler.debug.lx_plan_error=overlap: a deliberately broken allocator (the second buffer
+  // reuses the first one's bytes while both are live); the report states it truthfully.
+  if (error_ == LxPlanError::Overlap && plan_.size() == 1) at = plan_[0]["offset"].get<int64_t>();
+  next_ = std::max(next_, at + padded);
   plan_.push_back({{"buffer", name}, {"offset", at}, {"bytes", padded}});
   return at;
 }

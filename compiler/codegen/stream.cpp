@@ -1,5 +1,7 @@
 #include "spyre/compiler/stream.h"
 
+#include <algorithm>
+
 namespace spyre::compiler {
 namespace {
 bool any_overlap(const std::vector<ByteRange>& a, const std::vector<ByteRange>& b) {
@@ -23,19 +25,44 @@ void CoreStream::emit(const isa::Instr& in, Access acc) {
   }
   const isa::Queue q = isa::queue_of(in);
   const auto qi = static_cast<size_t>(q);
-  Entry e{in, {}, {}};
-  for (size_t p = 0; p < per_queue_.size(); ++p) {
+  constexpr size_t kQ = isa::kNumQueues;
+  // For each other queue, the latest conflicting instruction not yet ordered before q.
+  std::array<int64_t, kQ> need;
+  need.fill(-1);
+  for (size_t p = 0; p < kQ; ++p) {
     if (p == qi) continue;
-    auto& list = per_queue_[p];
-    for (int64_t i = static_cast<int64_t>(list.size()) - 1; i > covered_[p][qi]; --i) {
-      if (!list[static_cast<size_t>(i)].acc.conflicts(acc)) continue;
-      entries_[list[static_cast<size_t>(i)].entry].sig_to.push_back(q);
-      e.wait_from.push_back(static_cast<isa::Queue>(p));
-      covered_[p][qi] = i;
-      break;
-    }
+    const auto& list = per_queue_[p];
+    for (int64_t i = static_cast<int64_t>(list.size()) - 1; i > covered_[p][qi]; --i)
+      if (list[static_cast<size_t>(i)].acc.conflicts(acc)) {
+        need[p] = i;
+        break;
+      }
   }
-  per_queue_[qi].push_back(Issued{entries_.size(), std::move(acc)});
+  // A wait on p is implied when the instruction waited on in another queue p2 was itself
+  // ordered after p's needed instruction (Issued::after is transitively closed).
+  Entry e{in, {}, {}};
+  for (size_t p = 0; p < kQ; ++p) {
+    if (need[p] < 0) continue;
+    bool implied = false;
+    for (size_t p2 = 0; p2 < kQ && !implied; ++p2)
+      implied = p2 != p && need[p2] >= 0 &&
+                per_queue_[p2][static_cast<size_t>(need[p2])].after[p] >= need[p];
+    if (implied) continue;
+    entries_[per_queue_[p][static_cast<size_t>(need[p])].entry].sig_to.push_back(q);
+    e.wait_from.push_back(static_cast<isa::Queue>(p));
+  }
+  // q is now ordered after every needed instruction and after what those were ordered after.
+  for (size_t p = 0; p < kQ; ++p) {
+    if (need[p] < 0) continue;
+    covered_[p][qi] = std::max(covered_[p][qi], need[p]);
+    const Cover& via = per_queue_[p][static_cast<size_t>(need[p])].after;
+    for (size_t r = 0; r < kQ; ++r)
+      if (r != qi) covered_[r][qi] = std::max(covered_[r][qi], via[r]);
+  }
+  Cover after;
+  for (size_t r = 0; r < kQ; ++r) after[r] = covered_[r][qi];
+  after[qi] = static_cast<int64_t>(per_queue_[qi].size()) - 1;  // its own queue: in order
+  per_queue_[qi].push_back(Issued{entries_.size(), std::move(acc), after});
   entries_.push_back(std::move(e));
 }
 

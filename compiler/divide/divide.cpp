@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
+#include <map>
 #include <tuple>
 
 #include "spyre/arch/unit_timing.h"
@@ -29,6 +31,65 @@ std::vector<int64_t> tile_candidates(int64_t extent, int64_t unit, int64_t cap) 
   }
   return out;
 }
+// Which DRAM channels the rows of a set of tiles touch, with the lpddr5 interleave
+// (consecutive `dram.word_bytes` words on consecutive channels). Memoised per row pattern.
+class ChannelShare {
+ public:
+  struct Req {
+    int64_t base, rows, row_bytes, stride;  // bytes
+  };
+  explicit ChannelShare(const arch::ArchConfig& cfg)
+      : on_(cfg.dram_impl == "lpddr5" && cfg.dram_address_map.size() >= 2 &&
+            cfg.dram_address_map.compare(cfg.dram_address_map.size() - 2, 2, "ch") == 0 &&
+            cfg.dram_channels > 1 && cfg.dram_channels <= 64),
+        ch_(cfg.dram_channels),
+        word_(cfg.dram_word_bytes) {}
+  // Share of the channels (0, 1] the requests touch; 1 when the model has no channels.
+  double of(const std::vector<Req>& reqs) {
+    if (!on_ || reqs.empty()) return 1.0;
+    const uint64_t full = ch_ >= 64 ? ~uint64_t{0} : (uint64_t{1} << ch_) - 1;
+    uint64_t mask = 0;
+    for (const Req& r : reqs) {
+      mask |= pattern(r);
+      if (mask == full) break;
+    }
+    int n = 0;
+    for (uint64_t m = mask; m; m &= m - 1) ++n;
+    return std::max(1, n) / static_cast<double>(ch_);
+  }
+
+ private:
+  uint64_t pattern(const Req& r) {
+    const int64_t span = ch_ * word_;  // the interleave repeats every span bytes
+    const auto key = std::make_tuple(r.base % span, std::min(r.rows, 2 * ch_),
+                                     std::min(r.row_bytes, span), r.stride % span);
+    auto it = memo_.find(key);
+    if (it != memo_.end()) return it->second;
+    uint64_t mask = 0;
+    const int64_t rows = std::get<1>(key), bytes = std::max<int64_t>(1, std::get<2>(key));
+    for (int64_t i = 0; i < rows; ++i) {
+      const int64_t lo = std::get<0>(key) + i * std::get<3>(key);
+      for (int64_t w = lo / word_; w <= (lo + bytes - 1) / word_; ++w)
+        mask |= uint64_t{1} << (w % ch_);
+    }
+    memo_.emplace(key, mask);
+    return mask;
+  }
+  bool on_;
+  int64_t ch_, word_;
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, uint64_t> memo_;
+};
+// Time of units working side by side: the busiest, plus a share of the others as they near
+// it (an L4 norm). Two units both near saturation stall each other (a late tile holds the PT, a
+// busy PT holds the slot a load needs), so 2 equal loads cost 1.19x one, a half load 1.5 %.
+double soft_max(std::initializer_list<double> xs) {
+  double hi = 0, sum = 0;
+  for (double x : xs) hi = std::max(hi, x);
+  if (hi <= 0) return 0;
+  for (double x : xs) sum += std::pow(std::max(0.0, x) / hi, 4.0);
+  return hi * std::pow(sum, 0.25);
+}
+
 }  // namespace
 
 std::vector<std::pair<int64_t, int64_t>> split_range(int64_t n, int64_t parts, int64_t align) {
@@ -61,7 +122,10 @@ nlohmann::json MatmulGrid::to_json() const {
             {"dma_cycles", dma_cycles},
             {"epilogue_cycles", epilogue_cycles},
             {"reduce_cycles", reduce_cycles},
-            {"overhead_cycles", overhead_cycles}}},
+            {"overhead_cycles", overhead_cycles},
+            {"first_tile_cycles", first_tile_cycles},
+            {"channel_share", {{"a", chan_a}, {"b", chan_b}, {"out", chan_o}}}}},
+          {"panel", {{"a", a_panel}, {"b", b_panel}}},
           {"lx_bytes", lx_bytes}};
 }
 
@@ -93,6 +157,131 @@ MatmulGrid choose_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
   };
   const int64_t lanes32 = arch::sfp_lanes(cfg, 4);
 
+  const int64_t a_row = s.a_row_bytes > 0 ? s.a_row_bytes : s.k * s.a_bytes;
+  const int64_t b_row =
+      s.b_row_bytes > 0 ? s.b_row_bytes : (s.b_transposed ? s.k : s.n) * s.b_bytes;
+  const int64_t o_row = s.out_row_bytes > 0 ? s.out_row_bytes : s.n * s.out_bytes;
+  ChannelShare share(cfg);
+  // Reads and writes sharing the bus pay the turnarounds: IBM's fit of Spyre's DRAM, T = (R +
+  // W) / 150 GB/s + 0.00574 ns x min(R, W) (shared/calibration/spyre_measured.json), which
+  // the lpddr5 model reproduces within 3 % (sim/README.md); the fifo model has none.
+  const double turnaround = cfg.dram_impl == "lpddr5" ? 0.00574 * cfg.clock_ghz : 0.0;
+  // Share of the channels covered by the tiles the cores load (store) together: the first two
+  // distinct tiles of each distinct block of the operand (a load runs one step ahead).
+  auto coverage = [&](const MatmulGrid& x, int which, int64_t nkt) {
+    std::vector<ChannelShare::Req> reqs;
+    for (int64_t ib = 0; ib < x.gb; ++ib)
+      for (int64_t im = 0; im < x.gm; ++im)
+        for (int64_t in = 0; in < x.gn; ++in)
+          for (int64_t ik = 0; ik < x.gk; ++ik) {
+            // A block starts its n walk at matmul_n_rotation (matmul.cpp).
+            const int64_t b0 = ib * x.bb, m0 = im * x.mb, k0 = ik * x.kb;
+            const int64_t n0 = in * x.nb + matmul_n_rotation(in, x.gn, ceil_div(x.nb, x.tn)) * x.tn;
+            if (which == 0) {  // A: (m0, k0), then the next K step (or m tile)
+              if (in > 0) continue;
+              const int64_t base = b0 * s.m * a_row + m0 * a_row + k0 * s.a_bytes;
+              reqs.push_back({base, x.tm, x.tk * s.a_bytes, a_row});
+              if (nkt > 1) reqs.push_back({base + x.tk * s.a_bytes, x.tm, x.tk * s.a_bytes, a_row});
+            } else if (which == 1) {  // B
+              if (im > 0) continue;
+              const int64_t es = s.b_bytes, bsz = (s.b_transposed ? s.n : s.k) * b_row;
+              if (s.b_transposed) {
+                const int64_t base = b0 * bsz + n0 * b_row + k0 * es;
+                reqs.push_back({base, x.tn, x.tk * es, b_row});
+                if (nkt > 1) reqs.push_back({base + x.tk * es, x.tn, x.tk * es, b_row});
+              } else {
+                const int64_t base = b0 * bsz + k0 * b_row + n0 * es;
+                reqs.push_back({base, x.tk, x.tn * es, b_row});
+                if (nkt > 1) reqs.push_back({base + x.tk * b_row, x.tk, x.tn * es, b_row});
+              }
+            } else {  // output: the owners' first tiles
+              if (ik + 1 < x.gk) continue;
+              reqs.push_back({b0 * s.m * o_row + m0 * o_row + n0 * s.out_bytes, x.tm,
+                              x.tn * s.out_bytes, o_row});
+            }
+          }
+    return share.of(reqs);
+  };
+  // The prediction of one candidate (split, tiles, panels); see divide.h.
+  auto evaluate = [&](MatmulGrid& x, int64_t nmt, int64_t nnt, int64_t nkt) {
+    const int64_t ctiles = x.bb * nmt * nnt, steps = ctiles * nkt;
+    const int64_t ga = x.mcast_a ? x.gn : 1, gbsz = x.mcast_b ? x.gm : 1;
+    // PT: both corelets in parallel, the tile's rows split between them.
+    const int64_t h =
+        cfg.corelets < 2 ? x.tm : std::min(x.tm, round_up(ceil_div(x.tm, 2), cfg.pt_rows));
+    const int64_t pt_step = arch::pt_mm_cycles(cfg, h, x.tn, x.tk, dt);
+    x.pt_cycles = steps * pt_step;
+    // Tiles kept in LX: the A tiles of an m tile across its n tiles when K is one step or A is
+    // a panel (the walk is m, n, k); the B tiles across m tiles for a B panel (walk n, m, k)
+    // or when K is one step and N one tile.
+    const bool a_kept = !x.b_panel && (x.a_panel || nkt == 1);
+    const bool b_kept = x.b_panel || (nkt == 1 && nnt == 1);
+    const double a_total = static_cast<double>(s.batch * s.m * s.k * s.a_bytes);
+    const double b_total = static_cast<double>(s.batch * s.k * s.n * s.b_bytes);
+    const double o_total = static_cast<double>(s.batch * s.m * s.n * s.out_bytes);
+    const double a_bytes =
+        a_total * static_cast<double>((a_kept ? 1 : nnt) * (x.mcast_a ? 1 : x.gn));
+    const double b_bytes =
+        b_total * static_cast<double>((b_kept ? 1 : nmt) * (x.mcast_b ? 1 : x.gm));
+    x.dram_bytes = static_cast<int64_t>(a_bytes + b_bytes + o_total);
+    x.chan_a = coverage(x, 0, nkt);
+    x.chan_b = coverage(x, 1, nkt);
+    x.chan_o = coverage(x, 2, nkt);
+    const double dram = a_bytes / (bw * x.chan_a) + b_bytes / (bw * x.chan_b) +
+                        o_total / (bw * x.chan_o) +
+                        turnaround * std::min(a_bytes + b_bytes, o_total);
+    x.dram_cycles = static_cast<int64_t>(std::ceil(dram));
+    // DMA engine of a core: its share of the A and B tiles, each instruction paying setup and
+    // latency; requests as long as the tile's contiguous rows.
+    const int64_t a_piece =
+        (s.a_contiguous && x.tk == s.k) ? x.tm * x.tk * s.a_bytes : x.tk * s.a_bytes;
+    const int64_t b_piece =
+        s.b_transposed
+            ? ((s.b_contiguous && x.tk == s.k) ? x.tn * x.tk * s.b_bytes : x.tk * s.b_bytes)
+            : ((s.b_contiguous && x.tn == s.n) ? x.tk * x.tn * s.b_bytes : x.tn * s.b_bytes);
+    const double a_tile = static_cast<double>(x.tm * x.tk * s.a_bytes),
+                 b_tile = static_cast<double>(x.tk * x.tn * s.b_bytes);
+    const double per_instr = static_cast<double>(cfg.dma_setup_cycles) + lat;
+    const double a_loads = static_cast<double>(a_kept ? x.bb * nmt * nkt : steps);
+    const double b_loads = static_cast<double>(b_kept ? x.bb * nnt * nkt : steps);
+    const double dma = a_loads * (a_tile / rate(a_piece) + per_instr) / static_cast<double>(ga) +
+                       b_loads * (b_tile / rate(b_piece) + per_instr) / static_cast<double>(gbsz);
+    x.dma_cycles = static_cast<int64_t>(std::ceil(dma));
+    // Epilogue on the owner's SFPs (cvt, bias, fused ops) per output tile.
+    const int64_t epi_tile =
+        (2 + s.epilogue_ops) * (cfg.sfp_latency_cycles + ceil_div(h * x.tn, lanes32));
+    x.epilogue_cycles = ctiles * epi_tile;
+    // K split: the partial sums of each output tile go along a chain of gk cores.
+    const int64_t hop = cfg.ring_hop_latency_cycles;
+    const int64_t chain = (x.gk - 1) * (ceil_div(x.tm * x.tn * 4, cfg.ring_link_bytes_per_cycle) +
+                                        2 * hop + cfg.ring_reduce_latency_cycles + 4);
+    x.reduce_cycles = chain;
+    // The first output tile of every core needs all its K steps' tiles, chip-wide at once (for
+    // a panel: the whole panel of every core); the matmuls of later tiles overlap the rest.
+    const double a_first = static_cast<double>(x.gb * x.gm * x.gk * (x.mcast_a ? 1 : x.gn)) *
+                           static_cast<double>(x.tm * x.kb * s.a_bytes);
+    const double b_first = static_cast<double>(x.gb * x.gn * x.gk * (x.mcast_b ? 1 : x.gm)) *
+                           static_cast<double>(x.kb * x.tn * s.b_bytes);
+    const double dram_first = a_first / (bw * x.chan_a) + b_first / (bw * x.chan_b);
+    const double first = soft_max(
+        {static_cast<double>(nkt * pt_step), dram_first, dma / static_cast<double>(ctiles)});
+    x.first_tile_cycles = static_cast<int64_t>(std::ceil(first));
+    // Prologue: the first tiles land before the first matmul.
+    const double prologue = per_instr + (a_tile / rate(a_piece) + b_tile / rate(b_piece));
+    // The last output tiles of every core are stored together: chip bandwidth.
+    const double last_store = std::max(
+        static_cast<double>(x.tm * x.tn * s.out_bytes) /
+            static_cast<double>(cfg.dma_write_bytes_per_cycle),
+        static_cast<double>(x.gb * x.gm * x.gn * x.tm * x.tn * s.out_bytes) / (bw * x.chan_o));
+    const double tail = static_cast<double>(epi_tile) + per_instr + last_store;
+    x.overhead_cycles = static_cast<int64_t>(std::ceil(prologue + tail));
+    const double rest = soft_max(
+        {static_cast<double>(x.pt_cycles - nkt * pt_step), std::max(0.0, dram - dram_first),
+         dma * (1.0 - 1.0 / static_cast<double>(ctiles)), static_cast<double>(x.epilogue_cycles),
+         static_cast<double>(ctiles * (chain > 0 ? chain / x.gk : 0))});
+    x.predicted_cycles =
+        x.first_tile_cycles + static_cast<int64_t>(std::ceil(rest)) + x.overhead_cycles + chain;
+  };
   std::vector<MatmulGrid> all;
   auto consider = [&](int64_t gb, int64_t gm, int64_t gn, int64_t gk, bool is_forced) {
     MatmulGrid g;
@@ -120,79 +309,38 @@ MatmulGrid choose_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
     MatmulGrid best;
     for (int64_t tm : tile_candidates(g.mb, row_align, 512))
       for (int64_t tn : tile_candidates(g.nb, col_align, 1024))
-        for (int64_t tk : tile_candidates(g.kb, k_align, 1024)) {
-          MatmulGrid x = g;
-          x.tm = tm, x.tn = tn, x.tk = tk;
-          const int64_t nmt = ceil_div(g.mb, tm), nnt = ceil_div(g.nb, tn),
-                        nkt = ceil_div(g.kb, tk);
-          const int64_t ctiles = g.bb * nmt * nnt, steps = ctiles * nkt;
-          const int c_slots = ctiles > 1 ? 2 : 1;
-          x.lx_bytes = lx_bytes(tm, tn, tk, c_slots);
-          if (x.lx_bytes > lx_budget) continue;
-          // Multicast needs every core of a group to walk the same tiles in the same order.
-          const bool uniform = s.batch % g.bb == 0 && ceil_div(lm, tm) == nmt &&
-                               ceil_div(ln, tn) == nnt && ceil_div(lk, tk) == nkt;
-          x.mcast_a = uniform && g.gn > 1;
-          x.mcast_b = uniform && g.gm > 1;
-          const int64_t ga = x.mcast_a ? g.gn : 1, gbsz = x.mcast_b ? g.gm : 1;
-          // PT: both corelets in parallel, the tile's rows split between them.
-          const int64_t h =
-              cfg.corelets < 2 ? tm : std::min(tm, round_up(ceil_div(tm, 2), cfg.pt_rows));
-          x.pt_cycles = steps * arch::pt_mm_cycles(cfg, h, tn, tk, dt);
-          // DRAM: A once per (group, n tile), B once per (group, m tile), the output once.
-          const double a_bytes = static_cast<double>(s.batch * s.m * s.k * s.a_bytes) *
-                                 static_cast<double>(nnt * (x.mcast_a ? 1 : g.gn));
-          const double b_bytes = static_cast<double>(s.batch * s.k * s.n * s.b_bytes) *
-                                 static_cast<double>(nmt * (x.mcast_b ? 1 : g.gm));
-          const double o_bytes = static_cast<double>(s.batch * s.m * s.n * s.out_bytes);
-          x.dram_bytes = static_cast<int64_t>(a_bytes + b_bytes + o_bytes);
-          // TODO: channel aliasing. Consecutive 128 B words sit on consecutive channels, so short
-          // requests with power-of-two row strides can leave channels idle; weighting DRAM time
-          // by request length picked worse splits in the simulator, so it is not modelled yet.
-          x.dram_cycles = static_cast<int64_t>(std::ceil((a_bytes + b_bytes + o_bytes) / bw));
-          // DMA engine of a core: its share of the A and B tiles, each instruction paying setup
-          // and latency; requests as long as the tile's contiguous rows.
-          const int64_t a_piece =
-              (s.a_contiguous && tk == s.k) ? tm * tk * s.a_bytes : tk * s.a_bytes;
-          const int64_t b_piece =
-              s.b_transposed
-                  ? ((s.b_contiguous && tk == s.k) ? tn * tk * s.b_bytes : tk * s.b_bytes)
-                  : ((s.b_contiguous && tn == s.n) ? tk * tn * s.b_bytes : tn * s.b_bytes);
-          const double a_tile = static_cast<double>(tm * tk * s.a_bytes),
-                       b_tile = static_cast<double>(tk * tn * s.b_bytes);
-          const double per_instr = static_cast<double>(cfg.dma_setup_cycles) + lat;
-          const double dma = static_cast<double>(steps) *
-                             ((a_tile / rate(a_piece) + per_instr) / static_cast<double>(ga) +
-                              (b_tile / rate(b_piece) + per_instr) / static_cast<double>(gbsz));
-          x.dma_cycles = static_cast<int64_t>(std::ceil(dma));
-          // Epilogue on the owner's SFPs (cvt, bias, fused ops) per output tile.
-          const int64_t epi_tile =
-              (2 + s.epilogue_ops) * (cfg.sfp_latency_cycles + ceil_div(h * tn, lanes32));
-          x.epilogue_cycles = ctiles * epi_tile;
-          // K split: the partial sums of each output tile go along a chain of gk cores.
-          const int64_t hop = cfg.ring_hop_latency_cycles;
-          const int64_t chain = (g.gk - 1) * (ceil_div(tm * tn * 4, cfg.ring_link_bytes_per_cycle) +
-                                              2 * hop + cfg.ring_reduce_latency_cycles + 4);
-          x.reduce_cycles = chain;
-          // Prologue (first tiles land before the first matmul) and tail (last epilogue, store).
-          const double prologue = per_instr + (a_tile / rate(a_piece) + b_tile / rate(b_piece));
-          // The last output tiles of every core are stored together: chip bandwidth.
-          const double last_store =
-              std::max(static_cast<double>(tm * tn * s.out_bytes) /
-                           static_cast<double>(cfg.dma_write_bytes_per_cycle),
-                       static_cast<double>(g.gb * g.gm * g.gn * tm * tn * s.out_bytes) / bw);
-          const double tail = static_cast<double>(epi_tile) + per_instr + last_store;
-          x.overhead_cycles = static_cast<int64_t>(std::ceil(prologue + tail));
-          const int64_t busy = std::max({x.pt_cycles, x.epilogue_cycles, x.dram_cycles,
-                                         x.dma_cycles, ctiles * (chain > 0 ? chain / g.gk : 0)});
-          x.predicted_cycles = busy + x.overhead_cycles + chain;
-          auto key = [](const MatmulGrid& y) {
-            return std::make_tuple(
-                y.predicted_cycles, y.dram_bytes,
-                y.bb * ceil_div(y.mb, y.tm) * ceil_div(y.nb, y.tn) * ceil_div(y.kb, y.tk));
-          };
-          if (!have || key(x) < key(best)) best = x, have = true;
-        }
+        for (int64_t tk : tile_candidates(g.kb, k_align, 2048))
+          for (int panel = 0; panel < 3; ++panel) {  // none, A panel, B panel
+            const int64_t bufs = 2;                  // MatmulGrid::bufs
+            MatmulGrid x = g;
+            x.tm = tm, x.tn = tn, x.tk = tk;
+            const int64_t nmt = ceil_div(g.mb, tm), nnt = ceil_div(g.nb, tn),
+                          nkt = ceil_div(g.kb, tk);
+            const int64_t ctiles = g.bb * nmt * nnt;
+            // Multicast needs every core of a group to walk the same tiles in the same order.
+            const bool uniform = s.batch % g.bb == 0 && ceil_div(lm, tm) == nmt &&
+                                 ceil_div(ln, tn) == nnt && ceil_div(lk, tk) == nkt;
+            x.mcast_a = uniform && g.gn > 1;
+            x.mcast_b = uniform && g.gm > 1;
+            // A panel pays only when its tiles would otherwise be read again for further n
+            // tiles (likewise B over m tiles); a multicast operand keeps its ping-pong slots.
+            x.a_panel = panel == 1;
+            x.b_panel = panel == 2;
+            if (x.a_panel && (nkt == 1 || nnt == 1 || x.mcast_a)) continue;
+            if (x.b_panel && (nkt == 1 || nmt == 1 || x.mcast_b)) continue;
+            x.bufs = bufs;
+            const int c_slots = ctiles > 1 ? 2 : 1;
+            x.lx_bytes =
+                lx_bytes(tm, tn, tk, c_slots, x.a_panel ? nkt : bufs, x.b_panel ? nkt : bufs);
+            if (x.lx_bytes > lx_budget) continue;
+            evaluate(x, nmt, nnt, nkt);
+            auto key = [](const MatmulGrid& y) {
+              return std::make_tuple(
+                  y.predicted_cycles, y.dram_bytes,
+                  y.bb * ceil_div(y.mb, y.tm) * ceil_div(y.nb, y.tn) * ceil_div(y.kb, y.tk));
+            };
+            if (!have || key(x) < key(best)) best = x, have = true;
+          }
     if (have) all.push_back(best);
   };
   if (forced.forced()) {

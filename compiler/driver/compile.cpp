@@ -2,12 +2,16 @@
 // (all cores meet at a barrier between kernels; data passes through DRAM), predict, report.
 #include "spyre/compiler/compile.h"
 
+#include <algorithm>
+#include <map>
+
 #include "spyre/compiler/cost.h"
 #include "spyre/compiler/divide.h"
 #include "spyre/compiler/dram_plan.h"
 #include "spyre/compiler/fuse.h"
 #include "spyre/compiler/ir.h"
 #include "spyre/compiler/kernel.h"
+#include "spyre/compiler/lx_plan.h"
 #include "spyre/error.h"
 
 namespace spyre::compiler {
@@ -96,8 +100,64 @@ void CompileOptions::set(const std::string& key, const std::string& value) {
     matmul_split = parts;
     return;
   }
+  if (key == "debug.lx_plan_error") {
+    static const std::map<std::string, LxPlanError> kinds = {{"none", LxPlanError::None},
+                                                             {"shift", LxPlanError::Shift},
+                                                             {"shrink", LxPlanError::Shrink},
+                                                             {"overlap", LxPlanError::Overlap}};
+    auto it = kinds.find(value);
+    if (it == kinds.end())
+      throw Error("compiler.debug.lx_plan_error",
+                  "expected none, shift, shrink or overlap, got '" + value + "'");
+    debug.lx_plan_error = it->second;
+    return;
+  }
+  if (key == "debug.force_fusion") {
+    debug.force_all_fusions = value == "all";
+    debug.force_fusion.clear();
+    if (value == "all" || value == "none") return;
+    std::string tok;
+    for (size_t i = 0; i <= value.size(); ++i) {
+      if (i < value.size() && value[i] != ',') {
+        tok += value[i];
+        continue;
+      }
+      size_t used = 0;
+      int64_t v = -1;
+      try {
+        v = std::stoll(tok, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != tok.size() || v < 0)
+        throw Error("compiler.debug.force_fusion",
+                    "expected all, none or decision indices i,j,... (>= 0), got '" + value + "'");
+      debug.force_fusion.push_back(v);
+      tok.clear();
+    }
+    return;
+  }
   throw Error("compiler." + key,
-              "unknown compiler option (known: fusion, fusion_limit, matmul_split)");
+              "unknown compiler option (known: fusion, fusion_limit, matmul_split, "
+              "debug.lx_plan_error, debug.force_fusion)");
+}
+
+bool CompileDebug::forces(size_t decision) const {
+  if (force_all_fusions) return true;
+  return std::find(force_fusion.begin(), force_fusion.end(), static_cast<int64_t>(decision)) !=
+         force_fusion.end();
+}
+
+nlohmann::json CompileOptions::to_json() const {
+  static const char* errs[] = {"none", "shift", "shrink", "overlap"};
+  nlohmann::json force =
+      debug.force_all_fusions ? nlohmann::json("all") : nlohmann::json(debug.force_fusion);
+  return {
+      {"fusion", fusion},
+      {"fusion_limit", fusion_limit},
+      {"matmul_split", matmul_split},
+      {"debug",
+       {{"lx_plan_error", errs[static_cast<int>(debug.lx_plan_error)]}, {"force_fusion", force}}}};
 }
 
 CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& cfg,
@@ -106,6 +166,7 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& cfg,
   MatmulSplit split;
   split.parts = opts.matmul_split;
   const ScopedMatmulSplit scoped_split(split);
+  const ScopedCompileDebug scoped_debug(opts.debug);
   const ir::Graph g = ir::load_ir(j, file);
   const DramPlan dram = plan_dram(g, cfg);
 
@@ -117,12 +178,17 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& cfg,
 
   const FusionPlan fusion = plan_fusion(g, cfg, dram, opts.fusion, opts.fusion_limit);
   nlohmann::json kernels = nlohmann::json::array();
+  std::vector<KernelPcs> kernel_pcs;
   int64_t total_cycles = 0, total_dram = 0;
   for (size_t gi = 0; gi < fusion.groups.size(); ++gi) {
     const FusionGroup& grp = fusion.groups[gi];
     const auto id = static_cast<uint16_t>(gi);
     prog.kernels.push_back(kernel_name(g, grp));
+    KernelPcs pcs;
+    for (const auto& c : cores) pcs.first.push_back(static_cast<int64_t>(c.instrs().size()));
     GroupKernel gk = lower_group(g, grp, cfg, dram, id, cores, gi + 1 == fusion.groups.size());
+    for (const auto& c : cores) pcs.last.push_back(static_cast<int64_t>(c.instrs().size()) - 1);
+    kernel_pcs.push_back(pcs);
     total_cycles += gk.pred.cycles;
     total_dram += gk.pred.dram_bytes;
     const ir::Node& lead =
@@ -184,8 +250,10 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& cfg,
   rep["cores"] = cfg.cores;
   rep["lx_usable_bytes"] = cfg.lx_usable_bytes();
   rep["fusion_enabled"] = opts.fusion;
+  rep["options"] = opts.to_json();
   rep["fusion"] = fusion.decisions;
   rep["dram_plan"] = dram.to_json();
+  rep["lx_plan"] = build_lx_plan(kernels, kernel_pcs, cfg, opts.debug.lx_plan_error);
   rep["kernels"] = kernels;
   rep["totals"] = {{"kernels", kernels.size()},
                    {"predicted_cycles", total_cycles},

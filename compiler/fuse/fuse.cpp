@@ -253,13 +253,18 @@ FusionPlan plan_fusion(const ir::Graph& g, const arch::ArchConfig& cfg, const Dr
           d["predicted"]["after"] = pred_json(after);
           const bool saves = after.cycles < before.cycles || (after.cycles == before.cycles &&
                                                               after.dram_bytes < before.dram_bytes);
-          d["taken"] = saves;
+          // compiler.debug.force_fusion: take it anyway (a planted harmful fusion).
+          const bool forced = !saves && compile_debug().forces(plan.decisions.size());
+          d["taken"] = saves || forced;
+          if (forced) d["forced"] = true;
           d["reason"] = saves ? "predicted to save " +
                                     std::to_string(before.cycles - after.cycles) + " cycles and " +
                                     std::to_string(before.dram_bytes - after.dram_bytes) +
                                     " DRAM bytes"
                               : "predicted no saving (" + std::to_string(after.cycles) +
                                     " cycles fused, " + std::to_string(before.cycles) + " unfused)";
+          if (forced)
+            d["reason"] = d["reason"].get<std::string>() + "; taken by compiler.debug.force_fusion";
         } catch (const Error& e) {
           d["reason"] = std::string("cannot lower fused: ") + e.what();
         }

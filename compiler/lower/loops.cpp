@@ -236,14 +236,17 @@ void lower_loops(Kernel& k) {
       }
       case TOp::Gather: {
         // dma.gather of rows x cols elements; the int64 element indices src[0] have dst's
-        // layout (both row-major, contiguous: rs == cols).
+        // layout (both row-major, contiguous: rs == cols). Whole rows (tile_program.cpp): one
+        // index per row (its first element's), each a run of cols contiguous elements.
         const auto a = static_cast<size_t>(op.access);
         const MemAccess& m = p.accesses[a];
         const Tile idx = src(0);
-        const int64_t n = rows * cols, e = es(op.dst);
+        const bool whole_rows = !val(op.src[0]).c && d.c;
+        const int64_t n = whole_rows ? rows : rows * cols, e = es(op.dst);
+        const int64_t run = whole_rows ? cols * e : e;
         const uint64_t base = k.dram_addr(m.buffer, m.offset);
         Access acc;
-        acc.lx_read.push_back(tile_span(idx, rows, cols));
+        acc.lx_read.push_back(tile_span(idx, rows, whole_rows ? 1 : cols));
         acc.lx_write.push_back(tile_span(dst, rows, cols));
         acc.dram_read.push_back(
             ByteRange{static_cast<int64_t>(base), static_cast<int64_t>(base) + m.limit * e});
@@ -253,10 +256,10 @@ void lower_loops(Kernel& k) {
                              {"lx", dst.addr},
                              {"idx", idx.addr},
                              {"n", n},
-                             {"bytes", e},
+                             {"bytes", run},
                              {"dram_stride", e},
-                             {"lx_stride", e},
-                             {"limit", m.limit},
+                             {"lx_stride", run},
+                             {"limit", whole_rows ? m.limit - cols + 1 : m.limit},
                              {"idt", static_cast<int64_t>(isa::DType::I64)}},
                             k.id),
             std::move(acc));

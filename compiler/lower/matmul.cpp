@@ -6,10 +6,13 @@
 // output tile per core the accumulator and output tile alternate too. The tile's rows are split
 // between the corelets (pt0/sfp0 the first half). Ordering between a core's queues comes from
 // the LX ranges each instruction touches (stream.h). Across cores:
-// - multicast: tile i of an A (B) group is read by member i mod size with dma.load mcast to
-//   the others, token kArrA/kArrB + slot on each; a receiver waits for it on its ring queue
-//   (that wait stands for the remote write, so its PT queues are ordered after it) and, after
-//   its last matmul on the tile, signals the loader of tile i+2 (kFreeA/kFreeB + its position).
+// - multicast: tile i of an A (B) group is read with dma.load mcast to the others, token
+//   kArrA/kArrB + slot on each: when the other operand is private its rows are cut into parts
+//   of at least a DMA burst, part p read by member (i + p) mod size (mcast_part); else member
+//   i mod size reads it whole. A receiver waits once per part on its ring queue (that wait
+//   stands for the remote write, so its PT queues are ordered after it) and, after its last
+//   matmul on the tile, signals the loaders of tile i+nbuf (kFreeA/kFreeB + its position);
+//   nbuf (divide.h `bufs`) slots per streamed operand, loads nbuf-1 steps ahead.
 // - K split: after its last matmul on an output tile, core ik > 0 signals ik-1 (kRedReady) and
 //   waits for its partial sum (kRedArr); core ik < gk-1 then ring.red's its accumulator into
 //   ik+1's; the last core of the chain runs the epilogue and stores.
@@ -20,6 +23,7 @@
 #include <set>
 #include <tuple>
 
+#include "matmul_walk.h"
 #include "spyre/compiler/divide.h"
 #include "spyre/compiler/epilogue.h"
 #include "spyre/compiler/kernel.h"
@@ -65,19 +69,29 @@ Mat mat_of(const ir::TensorView& v, const std::string& buffer, bool batched) {
   return m;
 }
 
+// The rows [r0, r1) of a multicast tile of `rows` rows of `row_bytes` (sequence number idx)
+// that member `member` of a group of gs cores reads and multicasts. The rows are cut into up
+// to gs parts, part p read by member (idx + p) mod gs: every core then streams its share of
+// the tile, so the tile arrives at the rate of the cores' own loads instead of one core's
+// share of the DRAM while the others load their private tiles (a B panel). A part is at least
+// one DMA burst (`min_bytes`): a smaller one adds requests and handshakes, no parallelism.
+// With both operands multicast (min_bytes 0) the tiles already rotate over the group's cores:
+// one part, read by member idx mod gs.
+std::pair<int64_t, int64_t> mcast_part(int64_t rows, int64_t row_bytes, int64_t gs, int64_t idx,
+                                       int64_t member, int64_t min_bytes) {
+  const int64_t np =
+      min_bytes <= 0 ? 1 : std::max<int64_t>(1, std::min({gs, rows, rows * row_bytes / min_bytes}));
+  const int64_t p = ((member - idx) % gs + gs) % gs;
+  if (p >= np) return {0, 0};
+  const int64_t chunk = (rows + np - 1) / np;
+  return {std::min(rows, p * chunk), std::min(rows, (p + 1) * chunk)};
+}
+
 double kwarg(const ir::Node& n, const char* key, double def) {
   if (!n.kwargs.is_object() || !n.kwargs.contains(key)) return def;
   const auto& v = n.kwargs.at(key);
   return v.is_number() ? v.get<double>() : def;
 }
-
-struct Step {
-  int64_t b, m0, m1, n0, n1, k0, k1;
-  bool first_k, last_k;
-  int64_t ctile;  // output tile number on this core
-  bool load_a = false, load_b = false, a_last = false, b_last = false;
-  int64_t a_idx = 0, b_idx = 0, a_count = 0, b_count = 0;  // tile sequence numbers
-};
 
 }  // namespace
 
@@ -137,11 +151,14 @@ void lower_matmul(Kernel& k) {
   shape.a_contiguous = A.s0 == K;
   shape.b_transposed = trans_b;
   shape.b_contiguous = trans_b ? B.s1 == K : B.s0 == N;
+  shape.a_row_bytes = A.s0 * esA;
+  shape.b_row_bytes = (trans_b ? B.s1 : B.s0) * esA;
+  shape.out_row_bytes = O.s0 * esO;
   shape.epilogue_ops = (is_addmm ? 2 : 0) + (alpha != 1.0 ? 1 : 0) +
                        (ep ? static_cast<int64_t>(ep->p.ops.size()) : 0);
   const bool out_f32 = O.dt == isa::DType::F32;
-  auto lx_bytes = [&](int64_t tm, int64_t tn, int64_t tk, int cs) {
-    int64_t ws = 2 * round_up(tm * tk * esA, 128) + 2 * round_up(tk * tn * esA, 128) +
+  auto lx_bytes = [&](int64_t tm, int64_t tn, int64_t tk, int cs, int64_t na, int64_t nb) {
+    int64_t ws = na * round_up(tm * tk * esA, 128) + nb * round_up(tk * tn * esA, 128) +
                  cs * round_up(tm * tn * 4, 128);
     if (!out_f32) ws += cs * round_up(tm * tn * esO, 128);
     if (is_addmm) {
@@ -164,27 +181,35 @@ void lower_matmul(Kernel& k) {
   const int64_t tm = grid.tm, tn = grid.tn, tk = grid.tk;
   const int64_t ctiles_per_core = grid.bb * ceil_div(grid.mb, tm) * ceil_div(grid.nb, tn);
   const int cs = ctiles_per_core > 1 ? 2 : 1;  // accumulator / output slots
-  if (lx_bytes(tm, tn, tk, cs) > k.lx_budget())
+  // A panel keeps one slot per K step of the block (divide.h); otherwise two (ping-pong).
+  const int64_t nbuf = grid.bufs;  // slots of a streamed operand
+  const int64_t a_slots = grid.a_panel ? ceil_div(grid.kb, tk) : nbuf;
+  const int64_t b_slots = grid.b_panel ? ceil_div(grid.kb, tk) : nbuf;
+  const int64_t ws_bytes = lx_bytes(tm, tn, tk, cs, a_slots, b_slots);
+  if (ws_bytes > k.lx_budget())
     throw Error(k.g.file + ": " + ir::describe(n),
-                "working set does not fit LX: " + std::to_string(lx_bytes(tm, tn, tk, cs)) +
-                    " bytes for " + std::to_string(k.lx_budget()) + " usable");
+                "working set does not fit LX: " + std::to_string(ws_bytes) + " bytes for " +
+                    std::to_string(k.lx_budget()) + " usable");
 
   // --- LX plan (the same on every core)
-  int64_t A_slot[2], B_slot[2], C_slot[2] = {0, 0}, O_slot[2] = {0, 0}, bias16[2] = {0, 0},
-                                bias32[2][2] = {};
-  for (int s = 0; s < 2; ++s) {
-    A_slot[s] = k.lx.alloc("A" + std::to_string(s), tm * tk * esA);
-    B_slot[s] = k.lx.alloc("B" + std::to_string(s), tk * tn * esA);
+  std::vector<int64_t> A_slot, B_slot;
+  std::vector<int64_t> C_slot(static_cast<size_t>(cs)), O_slot(static_cast<size_t>(cs)),
+      bias16(static_cast<size_t>(cs));
+  std::vector<std::array<int64_t, 2>> bias32(static_cast<size_t>(cs), {0, 0});
+  for (int64_t s = 0; s < std::max(a_slots, b_slots); ++s) {
+    if (s < a_slots) A_slot.push_back(k.lx.alloc("A" + std::to_string(s), tm * tk * esA));
+    if (s < b_slots) B_slot.push_back(k.lx.alloc("B" + std::to_string(s), tk * tn * esA));
   }
   for (int s = 0; s < cs; ++s) {
-    C_slot[s] = k.lx.alloc("acc" + std::to_string(s), tm * tn * 4);
-    if (!out_f32) O_slot[s] = k.lx.alloc("out" + std::to_string(s), tm * tn * esO);
+    const auto su = static_cast<size_t>(s);
+    C_slot[su] = k.lx.alloc("acc" + std::to_string(s), tm * tn * 4);
+    if (!out_f32) O_slot[su] = k.lx.alloc("out" + std::to_string(s), tm * tn * esO);
     if (is_addmm) {
       const int64_t brows = bias_rows ? tm : 1;
-      bias16[s] = k.lx.alloc("bias" + std::to_string(s), brows * tn * esBias);
+      bias16[su] = k.lx.alloc("bias" + std::to_string(s), brows * tn * esBias);
       for (int cl = 0; cl < 2; ++cl)
-        bias32[s][cl] = k.lx.alloc("bias_f32_" + std::to_string(s) + "_cl" + std::to_string(cl),
-                                   brows * tn * 4);
+        bias32[su][static_cast<size_t>(cl)] = k.lx.alloc(
+            "bias_f32_" + std::to_string(s) + "_cl" + std::to_string(cl), brows * tn * 4);
     }
   }
   std::vector<std::array<int64_t, 2>> ep_slot;
@@ -224,67 +249,27 @@ void lower_matmul(Kernel& k) {
     return a;
   };
 
-  // --- per core: its block, its steps
-  struct CoreWork {
-    int64_t ib = 0, im = 0, in = 0, ik = 0;
-    int64_t b0 = 0, b1 = 0, m0 = 0, m1 = 0, n0 = 0, n1 = 0, k0 = 0, k1 = 0;
-    std::vector<Step> steps;
-  };
-  std::vector<CoreWork> work(static_cast<size_t>(grid.cores_used));
-  for (int64_t c = 0; c < grid.cores_used; ++c) {
-    CoreWork& w = work[static_cast<size_t>(c)];
-    w.ik = c % grid.gk;
-    w.in = c / grid.gk % grid.gn;
-    w.im = c / (grid.gk * grid.gn) % grid.gm;
-    w.ib = c / (grid.gk * grid.gn * grid.gm);
-    w.b0 = w.ib * grid.bb, w.b1 = std::min(Bt, w.b0 + grid.bb);
-    w.m0 = w.im * grid.mb, w.m1 = std::min(M, w.m0 + grid.mb);
-    w.n0 = w.in * grid.nb, w.n1 = std::min(N, w.n0 + grid.nb);
-    w.k0 = w.ik * grid.kb, w.k1 = std::min(K, w.k0 + grid.kb);
-    int64_t ct = 0;
-    for (int64_t b = w.b0; b < w.b1; ++b)
-      for (int64_t m0 = w.m0; m0 < w.m1; m0 += tm)
-        for (int64_t n0 = w.n0; n0 < w.n1; n0 += tn, ++ct)
-          for (int64_t k0 = w.k0; k0 < w.k1; k0 += tk)
-            w.steps.push_back({b, m0, std::min(w.m1, m0 + tm), n0, std::min(w.n1, n0 + tn), k0,
-                               std::min(w.k1, k0 + tk), k0 == w.k0, k0 + tk >= w.k1, ct});
-    // Tiles already in a slot are not loaded again (an A tile over several n tiles when K is
-    // one step); tile sequence numbers drive the slots and the multicast handshakes.
-    std::tuple<int64_t, int64_t, int64_t> a_key{-1, -1, -1}, b_key{-1, -1, -1};
-    int64_t a_seq = -1, b_seq = -1;
-    for (auto& s : w.steps) {
-      auto ak = std::make_tuple(s.b, s.m0, s.k0);
-      auto bk = std::make_tuple(s.b, s.k0, s.n0);
-      if (ak != a_key) ++a_seq, s.load_a = true, a_key = ak;
-      if (bk != b_key) ++b_seq, s.load_b = true, b_key = bk;
-      s.a_idx = a_seq, s.b_idx = b_seq;
-    }
-    for (size_t i = 0; i < w.steps.size(); ++i) {
-      Step& s = w.steps[i];
-      s.a_last = i + 1 == w.steps.size() || w.steps[i + 1].a_idx != s.a_idx;
-      s.b_last = i + 1 == w.steps.size() || w.steps[i + 1].b_idx != s.b_idx;
-      s.a_count = a_seq + 1, s.b_count = b_seq + 1;
-    }
-  }
+  // --- per core: its block, its steps (matmul_walk.h)
+  const std::vector<MatmulCoreWork> work = matmul_walk(grid, Bt, M, N, K);
   // Multicast groups: the cores sharing an A block (vary in) and a B block (vary im).
-  auto a_group = [&](const CoreWork& w) {
+  auto a_group = [&](const MatmulCoreWork& w) {
     std::vector<int64_t> g;
     for (int64_t j = 0; j < grid.gn; ++j) g.push_back(grid.core_of(w.ib, w.im, j, w.ik));
     return g;
   };
-  auto b_group = [&](const CoreWork& w) {
+  auto b_group = [&](const MatmulCoreWork& w) {
     std::vector<int64_t> g;
     for (int64_t i = 0; i < grid.gm; ++i) g.push_back(grid.core_of(w.ib, i, w.in, w.ik));
     return g;
   };
   // Tokens of the cross-core handshakes (the automatic ones use 0..48, stream.h).
-  constexpr int64_t kArrA = 64, kArrB = 66, kFreeA = 128, kFreeB = 192, kRedArr = 96,
+  constexpr int64_t kArrA = 64, kArrB = 68, kFreeA = 128, kFreeB = 192, kRedArr = 96,
                     kRedReady = 97;
   const int64_t a_tile_bytes = tm * tk * esA, b_tile_bytes = tk * tn * esA;
 
   for (int64_t core = 0; core < grid.cores_used; ++core) {
-    const CoreWork& w = work[static_cast<size_t>(core)];
-    const std::vector<Step>& steps = w.steps;
+    const MatmulCoreWork& w = work[static_cast<size_t>(core)];
+    const std::vector<MatmulStep>& steps = w.steps;
     if (steps.empty()) continue;
     const bool owner = w.ik == grid.gk - 1;  // runs the epilogue of its block
     const std::vector<int64_t> ga = a_group(w), gbv = b_group(w);
@@ -298,8 +283,8 @@ void lower_matmul(Kernel& k) {
         return Tile{ep_const[static_cast<size_t>(v)], 0, 0, tv.dt};
       const int sl = ep->slot[static_cast<size_t>(v)];
       if (sl < 0) {  // the matmul's output tile
-        if (out_f32) return Tile{C_slot[par] + h0 * tn * 4, tn, 1, f32};
-        return Tile{O_slot[par] + h0 * tn * esO, tn, 1, O.dt};
+        if (out_f32) return Tile{C_slot[static_cast<size_t>(par)] + h0 * tn * 4, tn, 1, f32};
+        return Tile{O_slot[static_cast<size_t>(par)] + h0 * tn * esO, tn, 1, O.dt};
       }
       const int64_t row = tv.r ? h0 : tm + cl;
       return Tile{ep_slot[static_cast<size_t>(sl)][static_cast<size_t>(par)] + row * tn * 4,
@@ -345,7 +330,18 @@ void lower_matmul(Kernel& k) {
       return std::array<std::pair<int64_t, int64_t>, 2>{std::make_pair(int64_t{0}, h),
                                                         std::make_pair(h, mt)};
     };
-    // A load of one operand tile: local, or (multicast) by the group's loader of this tile.
+    // Smallest multicast part (mcast_part): split only when the other operand is private.
+    const int64_t part_min = grid.mcast_a && grid.mcast_b ? 0 : cfg.dma_burst_bytes;
+    // Rows of each multicast tile (by sequence number), to know its loaders (mcast_part).
+    std::vector<std::pair<int64_t, int64_t>> a_rows, b_rows;  // rows, bytes per row
+    for (const MatmulStep& s : steps) {
+      if (s.load_a) a_rows.push_back({s.m1 - s.m0, (s.k1 - s.k0) * esA});
+      if (s.load_b)
+        b_rows.push_back(trans_b ? std::make_pair(s.n1 - s.n0, (s.k1 - s.k0) * esA)
+                                 : std::make_pair(s.k1 - s.k0, (s.n1 - s.n0) * esA));
+    }
+    // A load of one operand tile: local, or (multicast) its rows cut among the group's cores,
+    // each reading its part and multicasting it (mcast_part).
     auto load_tile = [&](bool mcast, const std::vector<int64_t>& group, int64_t pos, int64_t idx,
                          int64_t free_tok, int64_t arr_tok, uint64_t dram, int64_t lx,
                          DmaShape sh) {
@@ -354,9 +350,13 @@ void lower_matmul(Kernel& k) {
         return;
       }
       const auto gs = static_cast<int64_t>(group.size());
-      if (idx % gs != pos) return;  // another core of the group reads it
+      const auto [r0, r1] = mcast_part(sh.rows, sh.bytes, gs, idx, pos, part_min);
+      if (r1 <= r0) return;  // other cores of the group read it
+      dram += static_cast<uint64_t>(r0 * sh.dram_stride);
+      lx += r0 * sh.lx_stride;
+      sh.rows = r1 - r0;
       // Every other core of the group has finished with this slot (its previous tile).
-      if (idx >= 2)
+      if (idx >= nbuf)
         for (int64_t p = 0; p < gs; ++p)
           if (p != pos) raw_wait(core, dma_in_q, free_tok + p, Access{});
       int64_t mask = 0;
@@ -375,24 +375,28 @@ void lower_matmul(Kernel& k) {
                                                                {"dram_stride", sh.dram_stride},
                                                                {"lx_stride", sh.lx_stride},
                                                                {"mcast", mask},
-                                                               {"mtok", arr_tok + idx % 2}},
+                                                               {"mtok", arr_tok + idx % nbuf}},
                                                               k.id),
                                               std::move(acc));
     };
-    auto emit_loads = [&](const Step& s) {
+    // The B tile of step s (K rows, or N rows when transposed).
+    auto b_shape = [&](const MatmulStep& s) {
+      const int64_t nt = s.n1 - s.n0, kt = s.k1 - s.k0;
+      return trans_b ? DmaShape{kt * esA, nt, B.s1 * esA, tk * esA}
+                     : DmaShape{nt * esA, kt, B.s0 * esA, tn * esA};
+    };
+    auto load_b = [&](const MatmulStep& s) {
+      load_tile(grid.mcast_b, gbv, my_b, s.b_idx, kFreeB, kArrB, addr(B, s.b, s.k0, s.n0),
+                B_slot[static_cast<size_t>(s.b_slot)], b_shape(s));
+    };
+    auto emit_loads = [&](const MatmulStep& s) {
       const int64_t mt = s.m1 - s.m0, nt = s.n1 - s.n0, kt = s.k1 - s.k0;
       if (s.load_a)
         load_tile(grid.mcast_a, ga, my_a, s.a_idx, kFreeA, kArrA, addr(A, s.b, s.m0, s.k0),
-                  A_slot[s.a_idx % 2], DmaShape{kt * esA, mt, A.s0 * esA, tk * esA});
-      if (s.load_b) {
-        if (trans_b)
-          load_tile(grid.mcast_b, gbv, my_b, s.b_idx, kFreeB, kArrB, addr(B, s.b, s.k0, s.n0),
-                    B_slot[s.b_idx % 2], DmaShape{kt * esA, nt, B.s1 * esA, tk * esA});
-        else
-          load_tile(grid.mcast_b, gbv, my_b, s.b_idx, kFreeB, kArrB, addr(B, s.b, s.k0, s.n0),
-                    B_slot[s.b_idx % 2], DmaShape{nt * esA, kt, B.s0 * esA, tn * esA});
-      }
-      const int cp = static_cast<int>(s.ctile % cs);
+                  A_slot[static_cast<size_t>(s.a_slot)],
+                  DmaShape{kt * esA, mt, A.s0 * esA, tk * esA});
+      if (s.load_b) load_b(s);
+      const auto cp = static_cast<size_t>(s.ctile % cs);
       if (owner && ep && s.first_k) {
         auto halves = split_rows(mt);
         for (const auto& op : ep->p.ops) {
@@ -410,40 +414,55 @@ void lower_matmul(Kernel& k) {
                 DmaShape{bcols * esBias, brows, bias.s0 * esBias, tn * esBias});
       }
     };
-    auto emit_compute = [&](const Step& s) {
+    auto emit_compute = [&](const MatmulStep& s) {
       const int64_t mt = s.m1 - s.m0, nt = s.n1 - s.n0, kt = s.k1 - s.k0;
-      const int64_t as = A_slot[s.a_idx % 2], bs = B_slot[s.b_idx % 2];
+      const int64_t as = A_slot[static_cast<size_t>(s.a_slot)],
+                    bs = B_slot[static_cast<size_t>(s.b_slot)];
       // Tiles multicast by another core: their arrival token, on the ring queue, stands for
       // the remote write of the slot (the PT queues are ordered after it automatically).
-      if (grid.mcast_a && s.load_a && s.a_idx % static_cast<int64_t>(ga.size()) != my_a)
-        raw_wait(core, ring_q, kArrA + s.a_idx % 2, lx_range(as, a_tile_bytes));
-      if (grid.mcast_b && s.load_b && s.b_idx % static_cast<int64_t>(gbv.size()) != my_b)
-        raw_wait(core, ring_q, kArrB + s.b_idx % 2, lx_range(bs, b_tile_bytes));
+      // One wait per part another core loads.
+      auto arrivals = [&](const std::vector<std::pair<int64_t, int64_t>>& rows, int64_t gs,
+                          int64_t pos, int64_t idx, int64_t tok, int64_t slot, int64_t bytes) {
+        for (int64_t q = 0; q < gs; ++q) {
+          const auto [nr, rb] = rows[static_cast<size_t>(idx)];
+          const auto [r0, r1] = mcast_part(nr, rb, gs, idx, q, part_min);
+          if (q != pos && r1 > r0) raw_wait(core, ring_q, tok + idx % nbuf, lx_range(slot, bytes));
+        }
+      };
+      if (grid.mcast_a && s.load_a)
+        arrivals(a_rows, static_cast<int64_t>(ga.size()), my_a, s.a_idx, kArrA, as, a_tile_bytes);
+      if (grid.mcast_b && s.load_b)
+        arrivals(b_rows, static_cast<int64_t>(gbv.size()), my_b, s.b_idx, kArrB, bs, b_tile_bytes);
       auto halves = split_rows(mt);
-      const int64_t cslot = C_slot[s.ctile % cs];
+      const int64_t cslot = C_slot[static_cast<size_t>(s.ctile % cs)];
       for (int cl = 0; cl < 2; ++cl) {
         auto [h0, h1] = halves[static_cast<size_t>(cl)];
         if (h1 <= h0) continue;
         em.mm(cl, as + h0 * tk * esA, bs, cslot + h0 * tn * 4, h1 - h0, nt, kt, tk,
               trans_b ? tk : tn, tn, A.dt, !s.first_k, trans_b);
       }
-      // The slot is free for the group's tile two ahead: tell its loader (after both PTs).
+      // The slot is free for the group's tile nbuf ahead: tell its loaders (after both PTs).
       auto release = [&](bool mcast, const std::vector<int64_t>& group, int64_t pos, int64_t idx,
-                         int64_t count, int64_t free_tok, int64_t slot, int64_t bytes) {
-        if (!mcast || idx + 2 >= count) return;
+                         const std::vector<std::pair<int64_t, int64_t>>& rows, int64_t free_tok,
+                         int64_t slot, int64_t bytes) {
+        const int64_t next = idx + nbuf;
+        if (!mcast || next >= static_cast<int64_t>(rows.size())) return;
         const auto gs = static_cast<int64_t>(group.size());
-        const int64_t loader = (idx + 2) % gs;
-        if (loader == pos) return;
-        raw_sig(core, ring_q, free_tok + pos, group[static_cast<size_t>(loader)],
-                lx_range(slot, bytes));
+        for (int64_t q = 0; q < gs; ++q) {
+          const auto [nr, rb] = rows[static_cast<size_t>(next)];
+          const auto [r0, r1] = mcast_part(nr, rb, gs, next, q, part_min);
+          if (q != pos && r1 > r0)
+            raw_sig(core, ring_q, free_tok + pos, group[static_cast<size_t>(q)],
+                    lx_range(slot, bytes));
+        }
       };
-      if (s.a_last) release(grid.mcast_a, ga, my_a, s.a_idx, s.a_count, kFreeA, as, a_tile_bytes);
-      if (s.b_last) release(grid.mcast_b, gbv, my_b, s.b_idx, s.b_count, kFreeB, bs, b_tile_bytes);
+      if (s.a_last) release(grid.mcast_a, ga, my_a, s.a_idx, a_rows, kFreeA, as, a_tile_bytes);
+      if (s.b_last) release(grid.mcast_b, gbv, my_b, s.b_idx, b_rows, kFreeB, bs, b_tile_bytes);
     };
     // K split: partial sums along the chain ik = 0 -> 1 -> ... -> gk-1 (the owner).
-    auto emit_reduce = [&](const Step& s) {
+    auto emit_reduce = [&](const MatmulStep& s) {
       if (grid.gk == 1) return;
-      const int64_t cslot = C_slot[s.ctile % cs];
+      const int64_t cslot = C_slot[static_cast<size_t>(s.ctile % cs)];
       const int64_t bytes = (s.m1 - s.m0) * tn * 4;
       if (w.ik > 0) {
         // Ready for the predecessor's partial sum once this core's own matmuls are done.
@@ -464,9 +483,9 @@ void lower_matmul(Kernel& k) {
                                                 std::move(acc));
       }
     };
-    auto emit_epilogue = [&](const Step& s) {
+    auto emit_epilogue = [&](const MatmulStep& s) {
       const int64_t mt = s.m1 - s.m0, nt = s.n1 - s.n0;
-      const int cp = static_cast<int>(s.ctile % cs);
+      const auto cp = static_cast<size_t>(s.ctile % cs);
       auto halves = split_rows(mt);
       for (int cl = 0; cl < 2; ++cl) {
         auto [h0, h1] = halves[static_cast<size_t>(cl)];
@@ -478,7 +497,7 @@ void lower_matmul(Kernel& k) {
           const int64_t brows = bias_rows ? nr : 1, bcols = bias_scalar ? 1 : nt;
           const int64_t r0 = bias_rows ? h0 : 0;
           Tile b16{bias16[cp] + r0 * tn * esBias, tn, 1, bias.dt};
-          Tile b32{bias32[cp][cl], tn, 1, f32};
+          Tile b32{bias32[cp][static_cast<size_t>(cl)], tn, 1, f32};
           if (bias.dt != f32)
             em.cvt(cl, b32, b16, brows, bcols);
           else
@@ -509,9 +528,11 @@ void lower_matmul(Kernel& k) {
         }
       }
     };
-    emit_loads(steps[0]);
+    // Loads run nbuf - 1 steps ahead of the matmuls.
+    const auto ahead = static_cast<size_t>(nbuf - 1);
+    for (size_t i = 0; i < std::min(ahead, steps.size()); ++i) emit_loads(steps[i]);
     for (size_t i = 0; i < steps.size(); ++i) {
-      if (i + 1 < steps.size()) emit_loads(steps[i + 1]);
+      if (i + ahead < steps.size()) emit_loads(steps[i + ahead]);
       emit_compute(steps[i]);
       if (steps[i].last_k) {
         emit_reduce(steps[i]);
@@ -548,7 +569,9 @@ void lower_matmul(Kernel& k) {
   split["alternatives"] = alternatives;
   split["roofline_cycles"] = matmul_roofline_cycles(shape, cfg);
   k.report["split"] = split;
-  k.report["tiles"] = {{"tm", tm}, {"tn", tn}, {"tk", tk}, {"trans_b", trans_b}, {"acc_slots", cs}};
+  k.report["tiles"] = {{"tm", tm},           {"tn", tn},        {"tk", tk},
+                       {"trans_b", trans_b}, {"acc_slots", cs}, {"a_slots", a_slots},
+                       {"b_slots", b_slots}};
   k.report["unit"] = "pt";
   k.report["shape"] = {{"batch", Bt}, {"m", M}, {"n", N}, {"k", K}};
   if (ep)

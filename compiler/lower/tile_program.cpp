@@ -127,18 +127,53 @@ int Builder::arg(const ir::Op& op, size_t i) {
   return val_.at(op.args[i]);
 }
 
+void Builder::access_class(int a, bool& r, bool& c, bool& tiled) const {
+  const IterSpace& s = p_.space;
+  r = s.row.size > 1 && s.row.coeff[static_cast<size_t>(a)] != 0;
+  c = s.col.size > 1 && s.col.coeff[static_cast<size_t>(a)] != 0;
+  tiled = r;
+  for (const auto& d : s.outer)
+    if (d.coeff[static_cast<size_t>(a)] != 0) tiled = true;
+  if (s.rows_total() == 1) tiled = true;  // one tile: everything is per tile
+}
+
+int Builder::column_start(int a) {
+  IterSpace& s = p_.space;
+  MemAccess m = p_.accesses[static_cast<size_t>(a)];
+  m.expr = "^" + m.expr;
+  p_.accesses.push_back(m);
+  const auto ai = static_cast<size_t>(a);
+  coeffs_.push_back(coeffs_[ai]);
+  for (Dim* d : {&s.row, &s.col}) d->coeff.push_back(d == &s.col ? 0 : d->coeff[ai]);
+  for (auto& d : s.outer) d.coeff.push_back(d.coeff[ai]);
+  return static_cast<int>(p_.accesses.size()) - 1;
+}
+
+void Builder::lower_gather(const ir::Op& op, int a, int idx) {
+  if (!mask_.empty()) {  // clamp: index 0 where the mask is false
+    const int m = mask_.back();
+    const int zero = scalar(DType::I64, 0);
+    int d = new_val(joined({m, idx, zero}, DType::I64));
+    emit(TOp{TOp::Select, isa::SfpFn::Copy, d, {m, idx, zero}, -1, 0});
+    idx = d;
+  }
+  if (p_.vals[static_cast<size_t>(idx)].transposed) {
+    TVal t = p_.vals[static_cast<size_t>(idx)];
+    t.transposed = false;
+    int d = new_val(t);
+    emit(TOp{TOp::Unary, isa::SfpFn::Copy, d, {idx}, -1, 0});
+    idx = d;
+  }
+  TVal t = p_.vals[static_cast<size_t>(idx)];
+  t.dt = p_.accesses[static_cast<size_t>(a)].dt;
+  int d = new_val(t);
+  emit(TOp{TOp::Gather, isa::SfpFn::Copy, d, {idx}, a, 0});
+  val_[op.id] = d;
+  if (mask_.empty()) load_val_[a] = d;  // a masked load depends on its mask
+}
+
 void Builder::lower(const ir::Op& op) {
   const IterSpace& s = p_.space;
-  auto access_class = [&](int a, bool& r, bool& c, bool& tiled) {
-    const auto& co = coeffs_[static_cast<size_t>(a)];
-    (void)co;
-    r = s.row.size > 1 && s.row.coeff[static_cast<size_t>(a)] != 0;
-    c = s.col.size > 1 && s.col.coeff[static_cast<size_t>(a)] != 0;
-    tiled = r;
-    for (const auto& d : s.outer)
-      if (d.coeff[static_cast<size_t>(a)] != 0) tiled = true;
-    if (s.rows_total() == 1) tiled = true;  // one tile: everything is per tile
-  };
   if (op.op == "indirect_indexing") {  // a negative index counts from the end: + size
     const int v = convert(arg(op, 0), DType::I64);
     if (!op.value.is_number_integer()) {
@@ -171,6 +206,16 @@ void Builder::lower(const ir::Op& op) {
     val_[op.id] = d;
     return;
   }
+  if (op.op == "load" && computed_.count(load_key(op, !mask_.empty()))) {
+    const std::string key = load_key(op, !mask_.empty());
+    const int a = access_of_.at(key);
+    if (auto it = load_val_.find(a); it != load_val_.end()) {
+      val_[op.id] = it->second;
+      return;
+    }
+    lower_gather(op, a, lower_tree(computed_.at(key)));
+    return;
+  }
   if (op.op == "load" && indirect_.count(load_key(op, !mask_.empty()))) {
     const std::string key = load_key(op, !mask_.empty());
     const int a = access_of_.at(key);
@@ -199,34 +244,33 @@ void Builder::lower(const ir::Op& op) {
       }
       add(v);
     }
-    if (ind.iota >= 0) {
+    // Whole rows: when the affine rest walks the columns contiguously and no symbol varies
+    // along them, one index per row (its first element) and one gather of rows of cols.
+    bool rows = mask_.empty() && ind.iota >= 0 && s.col.size > 1 &&
+                s.col.coeff[static_cast<size_t>(ind.iota)] == 1;
+    for (const auto& sc : ind.syms)
+      rows = rows && !p_.vals[static_cast<size_t>(val_.at(sc.first))].c;
+    int iota = ind.iota;
+    if (rows) iota = column_start(ind.iota);
+    if (iota >= 0) {
       TVal t;
       t.dt = DType::I64;
-      access_class(ind.iota, t.r, t.c, t.tiled);
+      access_class(iota, t.r, t.c, t.tiled);
       int d = new_val(t);
-      emit(TOp{TOp::Iota, isa::SfpFn::Copy, d, {}, ind.iota, 0});
+      emit(TOp{TOp::Iota, isa::SfpFn::Copy, d, {}, iota, 0});
       add(d);
     }
-    if (!mask_.empty()) {  // clamp: index 0 where the mask is false
-      const int m = mask_.back();
-      const int zero = scalar(DType::I64, 0);
-      int d = new_val(joined({m, idx, zero}, DType::I64));
-      emit(TOp{TOp::Select, isa::SfpFn::Copy, d, {m, idx, zero}, -1, 0});
-      idx = d;
-    }
-    if (p_.vals[static_cast<size_t>(idx)].transposed) {
+    if (rows) {
       TVal t = p_.vals[static_cast<size_t>(idx)];
+      t.dt = p_.accesses[static_cast<size_t>(a)].dt;
+      t.c = true;
       t.transposed = false;
       int d = new_val(t);
-      emit(TOp{TOp::Unary, isa::SfpFn::Copy, d, {idx}, -1, 0});
-      idx = d;
+      emit(TOp{TOp::Gather, isa::SfpFn::Copy, d, {idx}, a, 0});
+      val_[op.id] = load_val_[a] = d;
+      return;
     }
-    TVal t = p_.vals[static_cast<size_t>(idx)];
-    t.dt = p_.accesses[static_cast<size_t>(a)].dt;
-    int d = new_val(t);
-    emit(TOp{TOp::Gather, isa::SfpFn::Copy, d, {idx}, a, 0});
-    val_[op.id] = d;
-    if (mask_.empty()) load_val_[a] = d;  // a masked load depends on its mask
+    lower_gather(op, a, idx);
     return;
   }
   if (op.op == "load") {

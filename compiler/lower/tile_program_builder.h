@@ -21,6 +21,15 @@ namespace spyre::compiler::tile_program_detail {
 
 using isa::DType;
 
+// A piecewise-affine index (Abs, Min, Max of affine terms) as a tree; see collect_computed.
+struct IdxTree {
+  enum Kind { Const, Var, Add, Mul, Abs, Min, Max } kind = Const;
+  int64_t c = 0;    // Const: the value; Mul: the constant factor
+  std::string var;  // Var: the loop variable
+  int access = -1;  // Var: the iota access of the variable
+  std::vector<IdxTree> kids;
+};
+
 class Builder {
  public:
   Builder(const ir::Graph& g, const ir::Node& n, const arch::ArchConfig& cfg, std::string where,
@@ -45,6 +54,15 @@ class Builder {
   bool collect_indirect(const ir::Op& op, bool masked);
 
   Dim dim_of(size_t j) const;  // sub-dimension j
+
+  // A load whose index is a piecewise-affine expression of the loop variables (Abs, Min, Max
+  // of affine terms: reflection padding) is a gather at an index computed on the SFP from one
+  // iota per variable. False when the index is not of that form.
+  bool collect_computed(const ir::Op& op, bool masked);
+  int64_t extent(const ir::Op& op) const;  // elements of op's buffer: valid indices [0, extent)
+  int lower_tree(const IdxTree& t);
+  // A copy of iota access `a` with column coefficient 0: its value at each row's first column.
+  int column_start(int a);
 
   // --- FloorDiv / ModularIndexing: each variable is split at the divisors its non-affine
   // indices use (x -> x_hi, x_mid, x_lo), so every index is affine in the sub-dimensions.
@@ -92,6 +110,9 @@ class Builder {
   DType op_dtype(const ir::Op& op, DType def) const { return op.dtype ? *op.dtype : def; }
 
   void lower(const ir::Op& op);
+  void access_class(int a, bool& r, bool& c, bool& tiled) const;
+  // The Gather of `op`'s buffer at the int64 element indices `idx` (clamped inside a mask).
+  void lower_gather(const ir::Op& op, int a, int idx);
 
   int reduce(isa::SfpFn fn, int x);
 
@@ -120,6 +141,7 @@ class Builder {
     return (masked ? "?" : "") + op.buffer + "|" + op.index->expr;
   }
   std::map<std::string, Indirect> indirect_;
+  std::map<std::string, IdxTree> computed_;  // load key -> index computed on the SFP
   std::vector<int> store_access_;
   size_t next_store_ = 0;
   std::map<int, int> load_val_;

@@ -39,6 +39,17 @@ std::vector<Dim> canonical(std::vector<Dim> dims) {
 
 }  // namespace
 
+int64_t Builder::extent(const ir::Op& op) const {
+  const ir::Buffer& b = g_.buffer(op.buffer);
+  int64_t limit = 1;
+  for (size_t d = 0; d < b.size.size(); ++d) {
+    if (b.size[d] == 0) return 0;
+    if (b.stride[d] < 0) fail(op, "negative buffer stride");
+    limit += (b.size[d] - 1) * b.stride[d];
+  }
+  return limit;
+}
+
 void Builder::collect_accesses(const std::vector<ir::Op>& body, bool masked) {
   for (const auto& op : body) {
     if (op.op == "masked") {
@@ -71,6 +82,7 @@ void Builder::collect_accesses(const std::vector<ir::Op>& body, bool masked) {
         collect_indirect(op, masked))
       continue;
     auto lin = op.index ? linear(*op.index) : std::nullopt;
+    if (!lin && op.op == "load" && op.index && collect_computed(op, masked)) continue;
     if (!lin)
       fail(op, "index '" + (op.index ? op.index->expr : std::string()) + "' of buffer " +
                    op.buffer + " is not affine in the loop variables");
@@ -161,14 +173,7 @@ bool Builder::collect_indirect(const ir::Op& op, bool masked) {
   m.expr = e;
   m.dt = g_.storage_of(op.buffer).dtype;
   m.offset = storage_offset(g_, op.buffer);
-  const ir::Buffer& b = g_.buffer(op.buffer);
-  m.limit = 1;
-  for (size_t d = 0; d < b.size.size(); ++d) {
-    if (b.size[d] == 0) m.limit = 0;
-    if (b.stride[d] < 0) fail(op, "negative buffer stride");
-    m.limit += (b.size[d] - 1) * b.stride[d];
-  }
-  if (b.size.empty()) m.limit = 1;
+  m.limit = extent(op);
   p_.accesses.push_back(m);
   coeffs_.push_back(zeros);
   indirect_[key] = ind;

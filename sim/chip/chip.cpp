@@ -13,7 +13,11 @@ Chip::Chip(Env& env, DeviceMemory& dram_image)
       reduce_ring_(env.cfg, &env.sched),
       active_cores_(static_cast<int>(env.program.num_cores)),
       kernels_(env.program.kernels.size()) {
-  if (env.trace) barrier_track_ = env.trace->track("chip", "barrier");
+  if (env.trace) {
+    barrier_track_ = env.trace->track("chip", "barrier");
+    ring_.set_trace(env.trace, "ring", kTraceWindowCycles);
+    reduce_ring_.set_trace(env.trace, "reduce_ring", kTraceWindowCycles);
+  }
   for (int c = 0; c < env.cfg.cores; ++c) cores_.push_back(std::make_unique<Core>(env, *this, c));
 }
 
@@ -31,13 +35,20 @@ Cycle Chip::end_cycle() const {
   return end;
 }
 
-void Chip::signal(int from, int to, int64_t tok) {
+void Chip::signal(int from, int to, int64_t tok, FlowSrc src) {
   Cycle lat = ring_.signal_latency(from, to);
   if (lat == 0) {
-    core(to).add_token(tok);
+    core(to).add_token(tok, src);
     return;
   }
-  env_.sched.at(env_.sched.now() + lat, [this, to, tok] { core(to).add_token(tok); });
+  env_.sched.at(env_.sched.now() + lat, [this, to, tok, src] { core(to).add_token(tok, src); });
+}
+
+void Chip::finish_trace() {
+  if (!env_.trace) return;
+  dram_->finish_trace();
+  ring_.finish_trace();
+  reduce_ring_.finish_trace();
 }
 
 void Chip::arrive_barrier(int) {
@@ -47,7 +58,8 @@ void Chip::arrive_barrier(int) {
   ++barriers_;
   const Cycle open = env_.sched.now() + static_cast<Cycle>(env_.cfg.barrier_latency_cycles);
   if (env_.trace)
-    env_.trace->span(barrier_track_, "barrier", first_arrival_, open - first_arrival_, "");
+    env_.trace->span(barrier_track_, "barrier", first_arrival_, open - first_arrival_,
+                     traces::SpanArgs{});
   env_.sched.at(open, [this] {
     for (int c = 0; c < active_cores_; ++c) core(c).release_barrier();
   });

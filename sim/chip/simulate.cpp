@@ -48,6 +48,7 @@ SimResult simulate(const isa::Program& program, const arch::ArchConfig& cfg, Dev
                                 ": nothing left to happen, but cores have not halted" +
                                 chip.stuck_report());
 
+  chip.finish_trace();
   SimResult r;
   r.cycles = chip.end_cycle();
   r.kernels = chip.kernel_stats();

@@ -38,10 +38,12 @@ Core::Core(Env& env, Chip& chip, int id)
                                           [&chip](int c) -> Lx& { return chip.core(c).lx(); })),
       dma_out_(std::make_unique<DmaEngine>(env, chip.dram(), id, true, chip.ring(),
                                            [&chip](int c) -> Lx& { return chip.core(c).lx(); })) {
-  if (env.trace && id < static_cast<int>(env.program.num_cores))
+  if (env.trace && id < static_cast<int>(env.program.num_cores)) {
+    seq_track_ = env.trace->track("core " + std::to_string(id), "seq");
     for (int q = 0; q < isa::kNumQueues; ++q)
       q_[q].track = env.trace->track("core " + std::to_string(id),
                                      isa::queue_name(static_cast<isa::Queue>(q)));
+  }
 }
 
 void Core::start() {
@@ -79,15 +81,19 @@ void Core::try_place() {
   const Opcode op = at_end ? Opcode::Halt : instr(pc_).op;
   if (op == Opcode::Barrier || op == Opcode::Halt) {
     if (!drained()) {
+      if (phase_ != Phase::WaitDrain) drain_since_ = now;
       phase_ = Phase::WaitDrain;
       return;
     }
+    if (env_.trace && phase_ == Phase::WaitDrain && now > drain_since_)
+      trace_seq("drain", drain_since_, now);
     if (op == Opcode::Halt) {
       phase_ = Phase::Halted;
       halt_cycle_ = now;
       return;
     }
     phase_ = Phase::AtBarrier;
+    barrier_since_ = now;
     chip_.arrive_barrier(id_);
     return;
   }
@@ -98,7 +104,10 @@ void Core::try_place() {
     stall_queue_ = q;
     return;
   }
-  if (phase_ == Phase::StallFull) full_stall_cycles_ += now - stall_since_;
+  if (phase_ == Phase::StallFull) {
+    full_stall_cycles_ += now - stall_since_;
+    if (env_.trace && now > stall_since_) trace_seq("stall", stall_since_, now);
+  }
   q_[q].entries.push_back(pc_++);
   wake(q);
   phase_ = Phase::Decoding;
@@ -106,6 +115,7 @@ void Core::try_place() {
 }
 
 void Core::release_barrier() {
+  if (env_.trace) trace_seq("barrier", barrier_since_, env_.sched.now());
   ++pc_;
   phase_ = Phase::Decoding;
   env_.sched.at(env_.sched.now() + static_cast<Cycle>(env_.cfg.issue_cycles),
@@ -114,8 +124,9 @@ void Core::release_barrier() {
 
 // ---- tokens ----
 
-void Core::add_token(int64_t tok) {
+void Core::add_token(int64_t tok, FlowSrc src) {
   ++tokens_[tok];
+  if (env_.trace) tok_src_[tok].push_back(src);  // kept in step with the count (FIFO)
   for (int q = 0; q < isa::kNumQueues; ++q)
     if (q_[q].waiting_tok == tok) wake(q);
 }
@@ -142,7 +153,9 @@ void Core::pump(int q) {
     if (in.op == Opcode::Signal) {
       s.entries.pop_front();
       ++s.st.instructions;
-      chip_.signal(id_, in.get("core") < 0 ? id_ : static_cast<int>(in.get("core")), in.get("tok"));
+      // The flow starts at the instruction this signal publishes: the last one of its queue.
+      chip_.signal(id_, in.get("core") < 0 ? id_ : static_cast<int>(in.get("core")), in.get("tok"),
+                   env_.trace && s.has_last ? FlowSrc{s.track, s.last_start} : FlowSrc{});
       kick_sequencer();
       continue;
     }
@@ -155,12 +168,23 @@ void Core::pump(int q) {
         return;
       }
       --it->second;
+      if (env_.trace) {
+        auto& srcs = tok_src_[tok];
+        if (!srcs.empty()) {
+          if (srcs.front().track >= 0) s.flows_in.push_back(srcs.front());
+          srcs.pop_front();
+        }
+      }
       if (s.waiting_tok >= 0) {
         s.st.wait_cycles += now - s.wait_since;
-        if (env_.trace && now > s.wait_since)
-          env_.trace->span(
-              s.track, "wait tok " + std::to_string(tok), s.wait_since, now - s.wait_since,
-              in.kernel < env_.program.kernels.size() ? env_.program.kernels[in.kernel] : "");
+        if (env_.trace && now > s.wait_since) {
+          traces::SpanArgs a;
+          a.kernel = kernel_name(in);
+          a.core = id_;
+          a.pc = static_cast<int64_t>(i);
+          env_.trace->span(s.track, "wait tok " + std::to_string(tok), s.wait_since,
+                           now - s.wait_since, a);
+        }
         s.waiting_tok = -1;
       }
       s.entries.pop_front();
@@ -241,6 +265,11 @@ void Core::launch(int q, size_t i) {
   s.busy = true;
   s.cur = i;
   s.start = env_.sched.now();
+  if (env_.trace && !s.flows_in.empty()) {
+    for (const FlowSrc& f : s.flows_in)
+      env_.trace->flow(chip_.next_flow_id(), f.track, f.t, s.track, s.start);
+    s.flows_in.clear();
+  }
   auto done = [this, q] { complete(q); };
   switch (in.op) {
     case Opcode::DmaLoad:
@@ -396,17 +425,15 @@ void Core::complete(int q) {
   const Cycle now = env_.sched.now();
   const isa::Instr& in = instr(s.cur);
   if (env_.functional) execute(s.cur);
+  const FlowSrc self = env_.trace ? FlowSrc{s.track, s.start} : FlowSrc{};
   if (is_ring(in.op) && in.get("tok") >= 0)
-    chip_.core(static_cast<int>(in.get("dst_core"))).add_token(in.get("tok"));
+    chip_.core(static_cast<int>(in.get("dst_core"))).add_token(in.get("tok"), self);
   if (in.op == Opcode::DmaLoad && in.get("mtok") >= 0)
-    for (int c : mcast_targets(in)) chip_.core(c).add_token(in.get("mtok"));
+    for (int c : mcast_targets(in)) chip_.core(c).add_token(in.get("mtok"), self);
   s.st.busy_cycles += now - s.start;
   ++s.st.instructions;
   chip_.note_kernel(in.kernel, s.start, now);
-  if (env_.trace)
-    env_.trace->span(s.track, isa::op_info(in.op).mnemonic, s.start, now - s.start,
-                     in.kernel < env_.program.kernels.size() ? env_.program.kernels[in.kernel] : "",
-                     operand_summary(in));
+  if (env_.trace) trace_instr(q, in, now);
   s.busy = false;
   pump(q);
 }

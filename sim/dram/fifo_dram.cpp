@@ -1,6 +1,7 @@
 // "fifo": one bandwidth server for the whole chip (formulas in dram.h).
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <vector>
 
 #include "dram_impls.h"
@@ -17,6 +18,9 @@ class FifoDram : public DramModel {
             std::max<int64_t>(0, env.cfg.ns_to_cycles(env.cfg.dram_latency_ns)))),
         seq_(static_cast<size_t>(std::max<int64_t>(1, env.cfg.cores)), 0) {
     if (env.trace) track_ = env.trace->track("dram", "fifo");
+    if (env.trace)
+      trace_bw_ = std::make_unique<traces::WindowCounter>("dram", "fifo GB/s", kTraceWindowCycles,
+                                                          env.cfg.clock_ghz);
   }
 
   void submit(DramRequest req) override {
@@ -63,10 +67,16 @@ class FifoDram : public DramModel {
       (p.req.write ? write_bytes_ : read_bytes_) += p.req.bytes;
       ++(p.req.write ? write_requests_ : read_requests_);
       Cycle done = (free_mc_ + 999) / 1000;
-      if (env_.trace)
-        env_.trace->span(
-            track_, p.req.write ? "write" : "read", start_mc / 1000, done - start_mc / 1000, "",
-            "core " + std::to_string(p.req.core) + " " + std::to_string(p.req.bytes) + " B");
+      if (env_.trace) {
+        const std::string detail = std::to_string(p.req.bytes) + " B";
+        traces::SpanArgs a;
+        a.core = p.req.core;
+        a.detail = detail;
+        const Cycle s = start_mc / 1000;
+        env_.trace->span(track_, p.req.write ? "write" : "read", s, done - s, a);
+        trace_bw_->add(*env_.trace, env_.sched.now(), s, done - s,
+                       static_cast<double>(p.req.bytes));
+      }
       env_.sched.at(done + latency_, std::move(p.req.landed));
     }
     pending_.clear();
@@ -82,6 +92,12 @@ class FifoDram : public DramModel {
   uint64_t read_bytes_ = 0, write_bytes_ = 0, read_requests_ = 0, write_requests_ = 0;
   uint64_t moved_bytes_ = 0;
   int track_ = -1;
+  std::unique_ptr<traces::WindowCounter> trace_bw_;  // GB/s per trace window
+
+ public:
+  void finish_trace() override {
+    if (trace_bw_) trace_bw_->flush_all(*env_.trace);
+  }
 };
 
 }  // namespace

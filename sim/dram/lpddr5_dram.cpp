@@ -68,8 +68,11 @@ class Lpddr5Dram : public DramModel {
       c.next_ref = s_.refresh == Refresh::PerBank ? s_.refi / s_.banks() : s_.refi;
     }
     if (env.trace)
-      for (int i = 0; i < s_.channels; ++i)
+      for (int i = 0; i < s_.channels; ++i) {
         tracks_.push_back(env.trace->track("dram", "ch " + std::to_string(i)));
+        bw_.emplace_back("dram", "ch " + std::to_string(i) + " GB/s", kTraceWindowCycles,
+                         env.cfg.clock_ghz);
+      }
   }
 
   void submit(DramRequest req) override {
@@ -261,17 +264,7 @@ class Lpddr5Dram : public DramModel {
     ++(write ? b.st.writes : b.st.reads);
     ++c.phase_n;
     c.next_decision = bp.cas;
-    if (env_.trace)
-      env_.trace->span(tracks_[static_cast<size_t>(ci)], write ? "write" : "read",
-                       lpddr5::cycle_at_or_after(start, s_.clock_ghz),
-                       lpddr5::cycle_at_or_after(end, s_.clock_ghz) -
-                           lpddr5::cycle_at_or_after(start, s_.clock_ghz),
-                       "",
-                       "core " + std::to_string(requests_[t.req].req.core) + " row " +
-                           std::to_string(t.row) +
-                           (bp.kind == 0   ? " hit"
-                            : bp.kind == 1 ? " miss"
-                                           : " conflict"));
+    if (env_.trace) trace_txn(ci, write, t, bp.kind, start, end);
     finish_txn(t.req, end);
   }
 
@@ -293,12 +286,34 @@ class Lpddr5Dram : public DramModel {
     free_.push_back(id);
   }
 
+  void trace_txn(int ci, bool write, const Txn& t, int kind, int64_t start, int64_t end) {
+    const uint64_t cs = lpddr5::cycle_at_or_after(start, s_.clock_ghz);
+    const uint64_t ce = lpddr5::cycle_at_or_after(end, s_.clock_ghz);
+    const std::string detail = "row " + std::to_string(t.row) +
+                               (kind == 0   ? " hit"
+                                : kind == 1 ? " miss"
+                                            : " conflict");
+    traces::SpanArgs a;
+    a.core = requests_[t.req].req.core;
+    a.detail = detail;
+    env_.trace->span(tracks_[static_cast<size_t>(ci)], write ? "write" : "read", cs, ce - cs, a);
+    bw_[static_cast<size_t>(ci)].add(*env_.trace, env_.sched.now(), cs, ce - cs,
+                                     static_cast<double>(s_.word_bytes));
+  }
+
+ public:
+  void finish_trace() override {
+    for (auto& b : bw_) b.flush_all(*env_.trace);
+  }
+
+ private:
   Env& env_;
   Spec s_;
   std::vector<Channel> ch_;
   std::vector<Request> requests_;
   std::vector<uint32_t> free_;
   std::vector<int> tracks_;
+  std::vector<traces::WindowCounter> bw_;  // per channel, GB/s per trace window
   uint64_t read_bytes_ = 0, write_bytes_ = 0, read_requests_ = 0, write_requests_ = 0;
   uint64_t moved_bytes_ = 0;
 };

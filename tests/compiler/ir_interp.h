@@ -154,7 +154,10 @@ class IndexExpr {
 class IrInterp {
  public:
   using json = nlohmann::json;
-  explicit IrInterp(const json& ir) : ir_(ir) {
+  // f32: evaluate loop bodies and extern accumulations in fp32 (every float result rounded to
+  // fp32, fp16/bf16 constants promoted to fp32 as Inductor's CPU code does) instead of double:
+  // a second, equally valid evaluation, to measure how sensitive a graph is to rounding.
+  explicit IrInterp(const json& ir, bool f32 = false) : ir_(ir), f32_(f32) {
     for (const auto& b : ir["buffers"]) {
       Buf x;
       x.name = b["name"];
@@ -412,7 +415,7 @@ class IrInterp {
       rd.best_idx = -1;
     }
     if (t == "sum" || t == "xor_sum")
-      rd.acc += x;
+      rd.acc = f32_ ? static_cast<float>(rd.acc + x) : rd.acc + x;
     else if (t == "prod")
       rd.acc *= x;
     else if (t == "max")
@@ -490,7 +493,11 @@ class IrInterp {
         x = v.get<bool>();
       else
         x = v.get<double>();
-      return def(round_to(dt(), x));
+      // An fp16/bf16 constant is an fp32 literal in Inductor's CPU code (loads are promoted to
+      // fp32 and constants with them); rounding it to fp16 would be eager fp16's numerics.
+      const isa::DType cd = dt();
+      const bool low = cd == isa::DType::F16 || cd == isa::DType::BF16;
+      return def(round_to(low ? isa::DType::F32 : cd, x));
     }
     if (o == "index_expr") return def(static_cast<double>(index()));
     if (o == "to_dtype") return def(round_to(dt(), arg(0)));
@@ -523,6 +530,9 @@ class IrInterp {
       const isa::DType d = dt();
       if (is_int(d) || d == isa::DType::Bool) r = round_to(d, r);
     }
+    if (f32_ && !(op.contains("dtype") && !op["dtype"].is_null() &&
+                  (is_int(dt()) || dt() == isa::DType::Bool)))
+      r = round_to(isa::DType::F32, r);
     return def(r);
   }
 
@@ -549,9 +559,11 @@ class IrInterp {
         for (int64_t i = 0; i < M; ++i)
           for (int64_t j = 0; j < N; ++j) {
             double s = 0;
-            for (int64_t kk = 0; kk < K; ++kk)
+            for (int64_t kk = 0; kk < K; ++kk) {
               s += a[static_cast<size_t>((q * M + i) * K + kk)] *
                    b[static_cast<size_t>((q * K + kk) * N + j)];
+              if (f32_) s = static_cast<float>(s);  // fp32 accumulation
+            }
             s = static_cast<float>(s);
             if (add) {
               double bv;
@@ -614,6 +626,7 @@ class IrInterp {
   }
 
   const json& ir_;
+  bool f32_ = false;
   std::map<std::string, Buf> bufs_;
   std::map<std::string, std::vector<uint8_t>> storage_;
 };

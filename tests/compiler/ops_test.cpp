@@ -8,8 +8,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <memory>
 #include <random>
 #include <set>
 
@@ -52,18 +55,73 @@ bool is_float(isa::DType d) {
   return d == isa::DType::F16 || d == isa::DType::BF16 || d == isa::DType::F32;
 }
 
-// Values that exercise each dtype: N(0,1) floats; ints 0 or 1 (valid indices for all of
+// Values that exercise each dtype: N(0, std^2) floats; ints 0 or 1 (valid indices for all of
 // the captures' gather/embedding tables); random bools.
-double input_value(isa::DType dt, std::mt19937& rng) {
-  if (is_float(dt)) return std::normal_distribution<double>(0.0, 1.0)(rng);
+double input_value(isa::DType dt, std::mt19937& rng, double std = 1.0) {
+  if (is_float(dt)) return std::normal_distribution<double>(0.0, std)(rng);
   if (dt == isa::DType::Bool) return static_cast<double>(rng() % 2);
   return static_cast<double>(rng() % 2);  // BERT's token-type table has 2 rows
 }
 
+// A weight (a `parameter` input of rank >= 2: linear, convolution, embedding) is drawn with
+// std 1/sqrt(fan_in), fan_in = numel / size[0] (torch.nn.init's fan-in; the scale of a model's
+// own initialisation), everything else N(0, 1). With N(0, 1) weights every matmul multiplies the
+// activations' scale by sqrt(K) (16 for K = 256): GPT-2's attention scores reach an RMS of ~800,
+// where softmax turns a one-ulp fp16 difference in q or k into a change of a whole probability.
+// There two valid evaluations of the same IR, in double and in fp32, differ by 3.3 % of RMS at
+// the output (SPYRE_OPS_UNIT_WEIGHTS=1 SPYRE_OPS_F32REF=1), so a 1 % bar measures the inputs,
+// not the compiler. With these weights GPT-2 on the device is within one fp16 ulp of both.
+double weight_std(const nlohmann::json& ir, const std::string& input) {
+  for (const auto& b : ir["buffers"]) {
+    if (b["name"] != input) continue;
+    const std::vector<int64_t> size = b["size"];
+    if (b["kind"] != "parameter" || size.size() < 2 || size[0] == 0) return 1.0;
+    if (std::getenv("SPYRE_OPS_UNIT_WEIGHTS")) return 1.0;  // the old N(0, 1) weights
+    return 1.0 / std::sqrt(static_cast<double>(numel(size) / size[0]));
+  }
+  return 1.0;
+}
+
 // Op goldens the compiler refuses today (a refusal of any other op golden is a regression).
 const std::set<std::string>& known_unsupported() {
-  static const std::set<std::string> s = {"ops/pad_reflect", "ops/median", "ops/topk"};
+  static const std::set<std::string> s = {"ops/median", "ops/topk"};
   return s;
+}
+
+// SPYRE_OPS_BISECT=<name> (e.g. models/gpt2): print max |err| / RMS of every buffer the
+// device wrote, in DRAM-plan order, to find the kernel where an error first appears (compile
+// with fusion off via SPYRE_OPS_NOFUSE=1 so that every intermediate is stored).
+void bisect(const nlohmann::json& ir, const CompileResult& r, test::IrInterp& ref,
+            sim::DeviceMemory& mem) {
+  std::map<std::string, nlohmann::json> bufs;
+  for (const auto& b : ir["buffers"]) bufs[b["name"]] = b;
+  for (const auto& e : r.report["dram_plan"]) {
+    const std::string name = e["buffer"];
+    const auto& b = bufs.at(name);
+    if (!b["view_of"].is_null()) continue;
+    const isa::DType dt = test::IrInterp::dtype(b["dtype"]);
+    const int64_t es = isa::dtype_size_bytes(dt);
+    const int64_t n = e["bytes"].get<int64_t>() / es;
+    double ss = 0, mx = 0;
+    int64_t cnt = 0, worst = -1;
+    for (int64_t i = 0; i < n; ++i) {
+      double w, g;
+      try {
+        w = ref.get(name, i);
+      } catch (const std::exception&) {
+        break;
+      }
+      g = isa::load_element(mem.data() + e["addr"].get<uint64_t>() + static_cast<uint64_t>(i * es),
+                            dt);
+      if (!std::isfinite(w) || !std::isfinite(g)) continue;
+      ss += w * w, ++cnt;
+      if (std::fabs(g - w) > mx) mx = std::fabs(g - w), worst = i;
+    }
+    const double rms = cnt ? std::sqrt(ss / static_cast<double>(cnt)) : 0;
+    std::cout << "[ bisect   ] " << name << " " << b["dtype"].get<std::string>() << " rms " << rms
+              << " max|err| " << mx << " rel " << (rms > 0 ? mx / rms : 0) << " at " << worst
+              << "\n";
+  }
 }
 
 class Ops : public ::testing::TestWithParam<std::string> {};
@@ -74,7 +132,9 @@ TEST_P(Ops, CompilesOrRefusesAndMatchesReference) {
   auto cfg = arch::load_arch("tiny");
   CompileResult r;
   try {
-    r = compile(ir, cfg, {}, name + ".json");
+    CompileOptions opts;
+    if (std::getenv("SPYRE_OPS_NOFUSE")) opts.fusion = false;
+    r = compile(ir, cfg, opts, name + ".json");
   } catch (const Error& e) {
     const std::string msg = e.what();
     std::cout << "[ ops      ] " << name << ": unsupported (" << msg << ")\n";
@@ -96,7 +156,8 @@ TEST_P(Ops, CompilesOrRefusesAndMatchesReference) {
     nlohmann::json view = {
         {"buffer", ir["inputs"][i]}, {"size", b.size}, {"stride", b.stride}, {"offset", 0}};
     std::vector<double> v(static_cast<size_t>(numel(b.size)));
-    for (auto& x : v) x = input_value(b.dtype, rng);
+    const double std = weight_std(ir, ir["inputs"][i]);
+    for (auto& x : v) x = input_value(b.dtype, rng, std);
     ref.write_view(view, v);  // rounds to the dtype
     v = ref.read_view(view);
     for (size_t e = 0; e < v.size(); ++e)
@@ -108,7 +169,25 @@ TEST_P(Ops, CompilesOrRefusesAndMatchesReference) {
     std::cout << "[ ops      ] " << name << ": compiles (no reference: " << e.what() << ")\n";
     return;
   }
+  // SPYRE_OPS_F32REF=1: also evaluate the graph in fp32 (IrInterp f32 mode) and print how far
+  // the double reference and the device are from it.
+  std::unique_ptr<test::IrInterp> ref32;
+  if (std::getenv("SPYRE_OPS_F32REF")) {
+    ref32 = std::make_unique<test::IrInterp>(ir, true);
+    for (size_t i = 0; i < r.inputs.size(); ++i) {
+      nlohmann::json view = {{"buffer", ir["inputs"][i]},
+                             {"size", r.inputs[i].size},
+                             {"stride", r.inputs[i].stride},
+                             {"offset", 0}};
+      ref32->write_view(view, ref.read_view(view));
+    }
+    ref32->run();
+  }
   sim::SimResult s = sim::simulate(r.program, cfg, mem);
+  if (const char* b = std::getenv("SPYRE_OPS_BISECT"); b && name == b) bisect(ir, r, ref, mem);
+  if (std::getenv("SPYRE_OPS_KERNELS"))  // per-kernel simulated cycles
+    for (const auto& k : s.kernels)
+      std::cout << "[ kernel   ] " << name << " " << k.name << ": " << k.cycles() << " cycles\n";
   ASSERT_EQ(r.outputs.size(), ir["outputs"].size());
   bool ok = true;
   double max_rel = 0;  // max |err| / RMS over the float outputs
@@ -122,10 +201,18 @@ TEST_P(Ops, CompilesOrRefusesAndMatchesReference) {
     for (double w : want)
       if (std::isfinite(w)) ss += w * w;
     const double rms = want.empty() ? 0 : std::sqrt(ss / static_cast<double>(want.size()));
-    // Issue 5's bar is 1e-2 x RMS for every op and model. GPT-2 misses it (measured max
-    // |err| / RMS 1.18 %, printed per case; the cause is not yet found, issue 5 is open): it is
-    // held at 1.5e-2 so a regression still fails, and it is the only exception.
-    const double tol = name == "models/gpt2" ? 1.5e-2 : 1e-2;
+    if (ref32) {
+      const auto w32 = ref32->read_view(ir["outputs"][o]);
+      double d64 = 0, dev = 0;
+      for (size_t e = 0; e < want.size(); ++e)
+        if (std::isfinite(want[e]) && std::isfinite(w32[e]) && std::isfinite(got[e]))
+          d64 = std::max(d64, std::fabs(want[e] - w32[e])),
+          dev = std::max(dev, std::fabs(got[e] - w32[e]));
+      std::cout << "[ f32ref   ] " << name << " output " << o << ": max |f64 ref - f32 ref| / rms "
+                << d64 / rms << ", max |device - f32 ref| / rms " << dev / rms << "\n";
+    }
+    // Issue 5's bar: 1e-2 x RMS for every op and model, no exception.
+    const double tol = 1e-2;
     for (size_t e = 0; e < want.size(); ++e) {
       const double w = want[e], g = got[e];
       if (std::isfinite(w) && std::isfinite(g) && rms > 0)

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler_test_util.h"
+#include "spyre/compiler/compile.h"
 #include "spyre/compiler/tile_program.h"
 #include "spyre/error.h"
 
@@ -72,6 +73,55 @@ TEST(TileProgram, NonAffineIndexIsUnsupported) {
               std::string::npos)
         << e.what();
   }
+}
+
+TEST(TileProgram, ReflectionPadIsAGatherAtAnIndexComputedFromIotas) {
+  // reflection_pad2d: index -64*Abs(Abs(x0 - 1) - 15) - Abs(Abs(x1 - 2) - 63) + 1023.
+  TileProgram p = build(test::load_golden("ops/pad_reflect"), 0, "tiny");
+  int gathers = 0, abs_ops = 0, iotas = 0;
+  for (const auto& op : p.ops) {
+    gathers += op.kind == TOp::Gather;
+    iotas += op.kind == TOp::Iota;
+    abs_ops += op.kind == TOp::Unary && op.fn == isa::SfpFn::Abs;
+  }
+  EXPECT_EQ(gathers, 1);
+  EXPECT_EQ(abs_ops, 4);
+  EXPECT_EQ(iotas, 2);  // one per loop variable
+}
+
+TEST(TileProgram, IndexWithAProductOfVariablesIsStillRefused) {
+  auto j = test::tiny_pointwise_ir();
+  j["nodes"][0]["body"][0]["index"]["affine"] = nullptr;
+  j["nodes"][0]["body"][0]["index"]["expr"] = "Abs(x0*x1 - 3)";
+  EXPECT_THROW(build(j, 0), Error);
+}
+
+TEST(TileProgram, EmbeddingGathersWholeRows) {
+  // embedding: arg0_1[32*v1 + x1] with v1 = ids[x0]: one index per row (x1 is contiguous).
+  TileProgram p = build(test::load_golden("ops/embedding"), 0, "tiny");
+  int gathers = 0;
+  for (const auto& op : p.ops) {
+    if (op.kind != TOp::Gather) continue;
+    ++gathers;
+    EXPECT_FALSE(p.vals[static_cast<size_t>(op.src[0])].c);  // the index: one per row
+    EXPECT_TRUE(p.vals[static_cast<size_t>(op.dst)].c);      // the rows: all columns
+  }
+  EXPECT_EQ(gathers, 1);
+}
+
+TEST(TileProgram, EmbeddingCompilesToOneGatherRequestPerRow) {
+  const auto ir = test::load_golden("ops/embedding");  // 64 ids into a [100, 32] fp16 table
+  const auto r = compile(ir, arch::load_arch("tiny"), {}, "embedding.json");
+  int64_t rows = 0;
+  for (const auto& core : r.program.cores)
+    for (const auto& in : core) {
+      if (in.op != isa::Opcode::DmaGather) continue;
+      EXPECT_EQ(in.get("bytes"), 32 * 2);  // a whole row of the table
+      EXPECT_EQ(in.get("lx_stride"), 32 * 2);
+      EXPECT_EQ(in.get("limit"), 100 * 32 - 32 + 1);  // the last row start that fits
+      rows += in.get("n");
+    }
+  EXPECT_EQ(rows, 64);
 }
 
 }  // namespace

@@ -8,7 +8,10 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 MODELS = ROOT / "tools" / "models"
-CLI = ROOT / ".venv" / "bin" / "spyre-sim"
+# SPYRE_SIM_BUILD=<build dir> tests another build tree's CLI (set PYTHONPATH=<build dir>/python
+# as well for its Python module); by default the one `make build` links into the .venv.
+CLI = (pathlib.Path(os.environ["SPYRE_SIM_BUILD"]) / "tools" / "spyre-sim"
+       if os.environ.get("SPYRE_SIM_BUILD") else ROOT / ".venv" / "bin" / "spyre-sim")
 # The golden-capture script doubles as a helper module for the capture tests.
 sys.path.insert(0, str(ROOT / "tests" / "data" / "ir"))
 

@@ -17,34 +17,10 @@ namespace {
 
 using test::busy;
 using test::config;
+using test::kProducerConsumer;
 using test::program;
 using test::run;
 using test::wait;
-
-// Core 0 fills a stick with 3.5 (f16), stores it to DRAM 0 and signals core 1; core 1 waits,
-// loads it, negates it and stores it to DRAM 128.
-const char* kProducerConsumer = R"(.kernel 0 produce
-.kernel 1 consume
-.core 0
-.k 0
-  sfp.fill cl=0 dt=f16 dst=0 dst_rs=64 dst_cs=1 rows=1 cols=64 value=3.5
-  sync.sig q=sfp0 tok=0
-  sync.wait q=dma_out tok=0
-  dma.store lx=0 dram=0 bytes=128
-  sync.sig q=dma_out tok=0 core=1
-  halt
-.core 1
-.k 1
-  sync.wait q=dma_in tok=0
-  dma.load dram=0 lx=256 bytes=128
-  sync.sig q=dma_in tok=1
-  sync.wait q=sfp0 tok=1
-  sfp.un cl=0 fn=neg dt=f16 dst=512 dst_rs=64 dst_cs=1 a=256 a_rs=64 a_cs=1 rows=1 cols=64
-  sync.sig q=sfp0 tok=2
-  sync.wait q=dma_out tok=2
-  dma.store lx=512 dram=128 bytes=128
-  halt
-)";
 
 TEST(Chip, ProducerSignalsConsumerWithCorrectDataAndTiming) {
   // core 0: fill 1..10 (8 + 1); its store waits for token 0 (10), issues at 26, DRAM
@@ -238,12 +214,14 @@ class RecordingSink : public traces::TraceSink {
     tracks.emplace_back(std::string(g), std::string(t));
     return static_cast<int>(tracks.size()) - 1;
   }
-  void span(int t, std::string_view name, uint64_t start, uint64_t dur, std::string_view kernel,
-            std::string_view) override {
+  void span(int t, std::string_view name, uint64_t start, uint64_t dur,
+            const traces::SpanArgs& a) override {
     auto& tr = tracks[static_cast<size_t>(t)];
-    spans.push_back({tr.first, tr.second, std::string(name), std::string(kernel), start, dur});
+    spans.push_back({tr.first, tr.second, std::string(name), std::string(a.kernel), start, dur});
   }
+  using traces::TraceSink::span;
   void counter(std::string_view, std::string_view, uint64_t, double) override {}
+  void flow(uint64_t, int, uint64_t, int, uint64_t) override {}
   void finish() override {}
   const Span* find(const std::string& group, const std::string& track,
                    const std::string& name) const {

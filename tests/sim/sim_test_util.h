@@ -38,4 +38,29 @@ inline uint64_t wait(const SimResult& r, int core, const char* queue) {
   return r.stats["chip"]["cores"][core][queue]["wait_cycles"].get<uint64_t>();
 }
 
+// Core 0 fills a stick with 3.5 (f16), stores it to DRAM 0 and signals core 1; core 1 waits,
+// loads it, negates it and stores it to DRAM 128 (2 cores, 4096 B of DRAM).
+inline const char* const kProducerConsumer = R"(.kernel 0 produce
+.kernel 1 consume
+.core 0
+.k 0
+  sfp.fill cl=0 dt=f16 dst=0 dst_rs=64 dst_cs=1 rows=1 cols=64 value=3.5
+  sync.sig q=sfp0 tok=0
+  sync.wait q=dma_out tok=0
+  dma.store lx=0 dram=0 bytes=128
+  sync.sig q=dma_out tok=0 core=1
+  halt
+.core 1
+.k 1
+  sync.wait q=dma_in tok=0
+  dma.load dram=0 lx=256 bytes=128
+  sync.sig q=dma_in tok=1
+  sync.wait q=sfp0 tok=1
+  sfp.un cl=0 fn=neg dt=f16 dst=512 dst_rs=64 dst_cs=1 a=256 a_rs=64 a_cs=1 rows=1 cols=64
+  sync.sig q=sfp0 tok=2
+  sync.wait q=dma_out tok=2
+  dma.store lx=512 dram=128 bytes=128
+  halt
+)";
+
 }  // namespace spyre::sim::test

@@ -10,6 +10,7 @@
 #include "spyre/io.h"
 #include "spyre/isa/format.h"
 #include "spyre/runner/runner.h"
+#include "spyre/traces/filter.h"
 
 namespace spyre::cli {
 
@@ -36,6 +37,7 @@ runner::Executable load_target(const RunArgs& a, const runner::Settings& s) {
 
 int run_command(const RunArgs& a) {
   if (!std::filesystem::exists(a.target)) throw Error(a.target, "no such file");
+  traces::parse_trace_filter(a.trace_filter);  // bad syntax: exit 2 before any work
   std::string stem = std::filesystem::path(a.target).stem().string();
   std::string out =
       a.out.empty() ? (std::filesystem::path("spyre-sim-out") / stem).string() : a.out;
@@ -48,6 +50,8 @@ int run_command(const RunArgs& a) {
   nlohmann::json summary, report;
   runner::Settings settings{a.arch, a.sets};
   if (ends_with(a.target, ".py")) {
+    if (!a.trace_filter.empty())
+      throw Error("--trace-filter", "not supported for model files yet (use an IR or program)");
     ModelRun m = run_model_file(a, trace, out);
     summary = nlohmann::json::parse(m.summary_json);
     if (!m.report_json.empty()) report = nlohmann::json::parse(m.report_json);
@@ -55,6 +59,8 @@ int run_command(const RunArgs& a) {
     auto exe = load_target(a, settings);
     runner::RunOptions o;
     o.trace_path = trace;
+    o.trace_filter = a.trace_filter;
+    o.graph = stem;
     o.timing_only = a.timing_only;
     summary = exe.run({}, o).summary;
     report = exe.report().is_null() ? nlohmann::json(nullptr) : exe.report();
@@ -68,6 +74,19 @@ int run_command(const RunArgs& a) {
     std::cout << "  output folder     " << out << "\n";
     std::cout << "  trace             " << summary["trace"].get<std::string>()
               << "  (open in https://ui.perfetto.dev or chrome://tracing)\n";
+    // One-line follow-ups: the trace tools read what this run just wrote.
+    std::string tr = summary["trace"].get<std::string>();
+    std::string rep = report.is_null() ? "" : (std::filesystem::path(out) / "report.json").string();
+    std::cout << "  view              spyre-sim trace view " << tr << " -o "
+              << (std::filesystem::path(out) / "view.html").string()
+              << (rep.empty() ? "" : " --report " + rep) << "\n";
+    std::cout << "  report            spyre-sim trace report " << tr
+              << (rep.empty() ? "" : " --report " + rep) << "\n";
+    // validate checks the trace against the compile report; a model file's captured graph is
+    // not saved, so its fusion decisions cannot be re-simulated (--skip-fusion).
+    if (!rep.empty())
+      std::cout << "  validate          spyre-sim trace validate " << tr << " --report " << rep
+                << (ends_with(a.target, ".py") ? " --skip-fusion" : "") << "\n";
   }
   const auto& m = summary["outputs_match"];
   return (m.is_boolean() && !m.get<bool>()) ? 1 : 0;

@@ -10,8 +10,9 @@ struct RunArgs {
   std::string target;
   std::string arch = "spyre";
   std::vector<std::string> sets;
-  std::string trace;  // empty: <out>/trace.json
-  std::string out;    // empty: spyre-sim-out/<target stem>
+  std::string trace;         // empty: <out>/trace.json
+  std::string trace_filter;  // --trace-filter (traces/filter.h); empty: everything
+  std::string out;           // empty: spyre-sim-out/<target stem>
   bool json = false;
   bool timing_only = false;
   bool debug = false;
@@ -25,6 +26,10 @@ int compile_command(const std::string& in, const std::string& out, const std::st
 int arch_show_command(const std::string& name, const std::vector<std::string>& sets);
 int arch_list_command();
 int isa_doc_command();
+// `trace ARGS...`: runs spyre_sim.trace.cli.main(ARGS) in the embedded interpreter.
+int trace_command(const std::vector<std::string>& args, bool debug);
+// Starts the embedded .venv interpreter once (embed.cpp).
+void start_embedded_python();
 
 // Runs a model file (Python defining `model` and `example_inputs`) in the embedded
 // interpreter; returns the summary JSON text (with outputs_match) and the compile report.

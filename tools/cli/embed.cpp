@@ -48,6 +48,8 @@ void start_interpreter() {
 
 }  // namespace
 
+void start_embedded_python() { start_interpreter(); }
+
 ModelRun run_model_file(const RunArgs& a, const std::string& trace, const std::string& out) {
   start_interpreter();
   try {

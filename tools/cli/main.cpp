@@ -41,7 +41,12 @@ int dispatch(int argc, char** argv) {
   r->add_option("--set", run.sets,
                 "override a parameter: key=value (repeatable; compiler.* keys go to the compiler)");
   r->add_option("--trace", run.trace,
-                "trace file (Chrome trace-event JSON); default <out>/trace.json");
+                "trace file: .pftrace = Perfetto protobuf, otherwise Chrome trace-event JSON; "
+                "default <out>/trace.json");
+  r->add_option("--trace-filter", run.trace_filter,
+                "keep only some events, e.g. 'unit=pt,dma;core=0-3;window=1000:50000' "
+                "(units: seq dma dma_in dma_out pt sfp ring dram barrier kernels lx; window in "
+                "cycles [A,B))");
   r->add_option("--out", run.out, "output folder; default spyre-sim-out/<target name>");
   r->add_flag("--json", run.json, "print one JSON object instead of the summary");
   r->add_flag("--timing-only", run.timing_only, "skip the arithmetic (same timing)");
@@ -71,6 +76,8 @@ int dispatch(int argc, char** argv) {
   auto* isa = app.add_subcommand("isa", "the instruction set");
   isa->require_subcommand(1);
   auto* doc = isa->add_subcommand("doc", "print the instruction table as Markdown");
+  auto* trc = app.add_subcommand("trace", "trace tools: report, view, validate (see `trace -h`)");
+  trc->prefix_command()->allow_extras()->set_help_flag();  // every argument goes to Python
 
   try {
     app.parse(argc, argv);
@@ -87,6 +94,7 @@ int dispatch(int argc, char** argv) {
     if (show->parsed()) return arch_show_command(arch_name, sets);
     if (list->parsed()) return arch_list_command();
     if (doc->parsed()) return isa_doc_command();
+    if (trc->parsed()) return trace_command(trc->remaining(), debug);
   } catch (const spyre::Error& e) {
     std::fflush(stdout);
     std::cerr << "spyre-sim: error: " << e.what() << "\n";

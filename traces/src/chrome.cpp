@@ -3,13 +3,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
+#include <cmath>
 #include <cstring>
 
 #include "spyre/error.h"
 
 namespace spyre::traces {
 
-namespace {
 void write_json_string(FILE* f, std::string_view s) {
   std::fputc('"', f);
   for (char c : s) {
@@ -24,22 +25,34 @@ void write_json_string(FILE* f, std::string_view s) {
   }
   std::fputc('"', f);
 }
-}  // namespace
 
-ChromeTraceWriter::ChromeTraceWriter(std::string path, double clock_ghz)
-    : path_(std::move(path)), clock_ghz_(clock_ghz) {
-  tmp_ = path_ + ".tmp." + std::to_string(::getpid());
-  f_ = std::fopen(tmp_.c_str(), "w");
-  if (!f_)
-    throw Error(path_, std::string("cannot open trace for writing: ") + std::strerror(errno));
-  std::fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f_);
+void write_json_number(FILE* f, double v) {
+  if (std::isfinite(v))
+    std::fprintf(f, "%.17g", v);
+  else
+    std::fputs("null", f);
 }
 
-ChromeTraceWriter::~ChromeTraceWriter() {
-  if (f_) {  // not finished: drop the partial file
-    std::fclose(f_);
-    std::remove(tmp_.c_str());
-  }
+ChromeTraceWriter::ChromeTraceWriter(std::string path, double clock_ghz)
+    : ChromeTraceWriter(std::move(path), [clock_ghz] {
+        TraceMeta m;
+        m.clock_ghz = clock_ghz;
+        return m;
+      }()) {}
+
+ChromeTraceWriter::ChromeTraceWriter(std::string path, const TraceMeta& meta)
+    : path_(std::move(path)), file_(path_, "w"), clock_ghz_(meta.clock_ghz) {
+  f_ = file_.get();
+  // Line 1: the metadata, so a streaming reader has it before any event.
+  std::fputs("{\"displayTimeUnit\":\"ns\",\"metadata\":{\"format\":\"chrome-json\",", f_);
+  std::fprintf(f_, "\"version\":%d,\"clock_ghz\":", kTraceFormatVersion);
+  write_json_number(f_, meta.clock_ghz);
+  std::fputs(",\"graph\":", f_);
+  write_json_string(f_, meta.graph);
+  std::fprintf(f_, ",\"cores\":%d,\"counter_window_cycles\":%lld,\"arch\":", meta.cores,
+               static_cast<long long>(meta.counter_window_cycles));
+  std::fputs(meta.arch_json.empty() ? "{}" : meta.arch_json.c_str(), f_);
+  std::fputs("},\n\"traceEvents\":[\n", f_);
 }
 
 void ChromeTraceWriter::event_prefix() {
@@ -47,11 +60,33 @@ void ChromeTraceWriter::event_prefix() {
   first_ = false;
 }
 
+void ChromeTraceWriter::ts(const char* key, uint64_t cycle) {
+  // Microseconds to the picosecond (integer picoseconds printed as us.pppppp, no float
+  // formatting): exact enough to recover the cycle at any clock <= 1000 GHz.
+  const auto ps =
+      static_cast<uint64_t>(std::llround(static_cast<double>(cycle) * 1000.0 / clock_ghz_));
+  char buf[64];
+  char* p = buf;
+  *p++ = ',';
+  *p++ = '"';
+  for (const char* k = key; *k;) *p++ = *k++;
+  *p++ = '"';
+  *p++ = ':';
+  p = std::to_chars(p, buf + sizeof buf, ps / 1000000).ptr;
+  *p++ = '.';
+  char frac[8];
+  const auto n = static_cast<size_t>(std::to_chars(frac, frac + 8, ps % 1000000).ptr - frac);
+  for (size_t i = n; i < 6; ++i) *p++ = '0';
+  for (size_t i = 0; i < n; ++i) *p++ = frac[i];
+  std::fwrite(buf, 1, static_cast<size_t>(p - buf), f_);
+}
+
 int ChromeTraceWriter::pid_of(std::string_view group) {
-  auto it = pids_.find(std::string(group));
+  auto it = pids_.find(group);
   if (it != pids_.end()) return it->second;
   int pid = static_cast<int>(pids_.size());
   pids_.emplace(std::string(group), pid);
+  tids_per_pid_.push_back(0);
   event_prefix();
   std::fprintf(f_, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":", pid);
   write_json_string(f_, group);
@@ -67,12 +102,10 @@ int ChromeTraceWriter::track(std::string_view group, std::string_view track) {
   auto key = std::make_pair(pid, std::string(track));
   auto it = tracks_.find(key);
   if (it != tracks_.end()) return it->second;
-  int id = static_cast<int>(tracks_.size());
-  int tid = 0;
-  for (const auto& [k, v] : tracks_)
-    if (k.first == pid) ++tid;
+  int id = static_cast<int>(track_ids_.size());
+  int tid = tids_per_pid_[static_cast<size_t>(pid)]++;
   tracks_.emplace(key, id);
-  track_ids_[id] = {pid, tid};
+  track_ids_.push_back({pid, tid});
   event_prefix();
   std::fprintf(
       f_, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":", pid,
@@ -86,24 +119,62 @@ int ChromeTraceWriter::track(std::string_view group, std::string_view track) {
 }
 
 void ChromeTraceWriter::span(int track, std::string_view name, uint64_t start_cycle,
-                             uint64_t dur_cycles, std::string_view kernel,
-                             std::string_view detail) {
-  auto [pid, tid] = track_ids_.at(track);
+                             uint64_t dur_cycles, const SpanArgs& a) {
+  auto [pid, tid] = track_ids_.at(static_cast<size_t>(track));
   event_prefix();
-  std::fprintf(f_, "{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.6f,\"dur\":%.6f,\"name\":", pid,
-               tid, static_cast<double>(start_cycle) / (clock_ghz_ * 1000.0),
-               static_cast<double>(dur_cycles) / (clock_ghz_ * 1000.0));
+  std::fprintf(f_, "{\"ph\":\"X\",\"pid\":%d,\"tid\":%d", pid, tid);
+  ts("ts", start_cycle);
+  ts("dur", dur_cycles);
+  std::fputs(",\"name\":", f_);
   write_json_string(f_, name);
-  std::fputs(",\"cat\":", f_);
-  write_json_string(f_, kernel);
-  std::fprintf(f_, ",\"args\":{\"cycle\":%llu,\"cycles\":%llu,\"kernel\":",
-               static_cast<unsigned long long>(start_cycle),
-               static_cast<unsigned long long>(dur_cycles));
-  write_json_string(f_, kernel);
-  if (!detail.empty()) {
-    std::fputs(",\"detail\":", f_);
-    write_json_string(f_, detail);
+  if (!a.kernel.empty()) {
+    std::fputs(",\"cat\":", f_);
+    write_json_string(f_, a.kernel);
   }
+  std::fputs(",\"args\":{", f_);
+  bool first = true;
+  auto key = [&](const char* k) {
+    std::fprintf(f_, "%s\"%s\":", first ? "" : ",", k);
+    first = false;
+  };
+  if (!a.kernel.empty()) {
+    key("kernel");
+    write_json_string(f_, a.kernel);
+  }
+  if (a.core >= 0) {
+    key("core");
+    std::fprintf(f_, "%d", a.core);
+  }
+  if (a.pc >= 0) {
+    key("pc");
+    std::fprintf(f_, "%lld", static_cast<long long>(a.pc));
+  }
+  if (!a.detail.empty()) {
+    key("detail");
+    write_json_string(f_, a.detail);
+  }
+  if (a.lx) {
+    key("lx");
+    std::fputc('[', f_);
+    for (size_t i = 0; i < a.lx->size(); ++i) {
+      const LxAccess& x = (*a.lx)[i];
+      std::fprintf(f_, "%s[%lld,%lld,\"%c\"]", i ? "," : "", static_cast<long long>(x.addr),
+                   static_cast<long long>(x.bytes), x.write ? 'w' : 'r');
+    }
+    std::fputc(']', f_);
+  }
+  if (a.extra)
+    for (const Arg& x : *a.extra) {
+      std::fputs(first ? "" : ",", f_);
+      first = false;
+      write_json_string(f_, x.key);
+      std::fputc(':', f_);
+      switch (x.kind) {
+        case Arg::Kind::Int: std::fprintf(f_, "%lld", static_cast<long long>(x.i)); break;
+        case Arg::Kind::Double: write_json_number(f_, x.d); break;
+        case Arg::Kind::Str: write_json_string(f_, x.s); break;
+      }
+    }
   std::fputs("}}", f_);
 }
 
@@ -111,21 +182,37 @@ void ChromeTraceWriter::counter(std::string_view group, std::string_view name, u
                                 double value) {
   int pid = pid_of(group);
   event_prefix();
-  std::fprintf(f_, "{\"ph\":\"C\",\"pid\":%d,\"ts\":%.6f,\"name\":", pid,
-               static_cast<double>(cycle) / (clock_ghz_ * 1000.0));
+  std::fprintf(f_, "{\"ph\":\"C\",\"pid\":%d", pid);
+  ts("ts", cycle);
+  std::fputs(",\"name\":", f_);
   write_json_string(f_, name);
-  std::fprintf(f_, ",\"args\":{\"value\":%.6g}}", value);
+  std::fputs(",\"args\":{\"value\":", f_);
+  write_json_number(f_, value);
+  std::fputs("}}", f_);
+}
+
+void ChromeTraceWriter::flow(uint64_t id, int src_track, uint64_t src_cycle, int dst_track,
+                             uint64_t dst_cycle) {
+  auto [sp, st] = track_ids_.at(static_cast<size_t>(src_track));
+  auto [dp, dt] = track_ids_.at(static_cast<size_t>(dst_track));
+  // The two halves are written together so a streaming reader pairs them without a table.
+  event_prefix();
+  std::fprintf(f_, "{\"ph\":\"s\",\"id\":%llu,\"pid\":%d,\"tid\":%d",
+               static_cast<unsigned long long>(id), sp, st);
+  ts("ts", src_cycle);
+  std::fputs(",\"name\":\"flow\",\"cat\":\"flow\"}", f_);
+  event_prefix();
+  std::fprintf(f_, "{\"ph\":\"f\",\"bp\":\"e\",\"id\":%llu,\"pid\":%d,\"tid\":%d",
+               static_cast<unsigned long long>(id), dp, dt);
+  ts("ts", dst_cycle);
+  std::fputs(",\"name\":\"flow\",\"cat\":\"flow\"}", f_);
 }
 
 void ChromeTraceWriter::finish() {
   if (!f_) return;
   std::fputs("\n]}\n", f_);
-  bool ok = std::fclose(f_) == 0;
   f_ = nullptr;
-  if (!ok || std::rename(tmp_.c_str(), path_.c_str()) != 0) {
-    std::remove(tmp_.c_str());
-    throw Error(path_, std::string("cannot write trace: ") + std::strerror(errno));
-  }
+  file_.commit();
 }
 
 }  // namespace spyre::traces

@@ -2,7 +2,8 @@
 
 Run from anywhere: .venv/bin/python tests/data/ir/regenerate.py [key ...]
 A key is a model of tools/models (`mlp_block`), an op of tools/models/ops.py (`ops/softmax`),
-a real model (`models/gpt2`), or a group: `ops`, `models`, `basic`; no key means all of them.
+a real model (`models/gpt2`), a benchmark model (`bench/gpt2_small`), or a group: `ops`,
+`models`, `bench`, `basic`; no key means all of them.
 Writes tests/data/ir/<key>.json, or <key>.<i>.json when a capture gives several graphs, and
 removes stale <key>.<i>.json files of the keys it writes.
 Real models set HF_HUB_OFFLINE=1 and build from config objects: nothing is downloaded.
@@ -22,6 +23,8 @@ REPO = pathlib.Path(__file__).resolve().parents[3]
 OUT_DIR = pathlib.Path(__file__).resolve().parent
 MODELS = ("mlp_block", "matmul", "eltwise_chain")
 REAL_MODELS = ("gpt2", "bert", "llama", "resnet_block")
+# Full-size models for benchmarks only (tools/bench/compile): captured, never simulated in tests.
+BENCH_MODELS = ("gpt2_small",)
 
 sys.path.insert(0, str(REPO / "compiler" / "frontend"))
 import spyre_capture  # noqa: E402
@@ -46,7 +49,8 @@ def op_names() -> list[str]:
 
 
 def all_keys() -> list[str]:
-    return [*MODELS, *(f"ops/{op}" for op in op_names()), *(f"models/{m}" for m in REAL_MODELS)]
+    return [*MODELS, *(f"ops/{op}" for op in op_names()), *(f"models/{m}" for m in REAL_MODELS),
+            *(f"bench/{m}" for m in BENCH_MODELS)]
 
 
 def capture_key(key: str) -> spyre_capture.Capture:
@@ -54,7 +58,7 @@ def capture_key(key: str) -> spyre_capture.Capture:
     if key.startswith("ops/"):
         case = load_model("ops").OPS[key.removeprefix("ops/")]
         return spyre_capture.capture(case.fn, case.make_inputs(), source_root=str(REPO))
-    module = load_model(key.removeprefix("models/"))
+    module = load_model(key.removeprefix("models/").removeprefix("bench/"))
     return spyre_capture.capture(module.model, module.example_inputs, source_root=str(REPO))
 
 
@@ -72,7 +76,8 @@ def golden_texts(key: str) -> dict[str, str]:
 
 def _expand(argv: list[str]) -> list[str]:
     groups = {"basic": list(MODELS), "ops": [f"ops/{op}" for op in op_names()],
-              "models": [f"models/{m}" for m in REAL_MODELS]}
+              "models": [f"models/{m}" for m in REAL_MODELS],
+              "bench": [f"bench/{m}" for m in BENCH_MODELS]}
     keys: list[str] = []
     for arg in argv or all_keys():
         keys += groups.get(arg, [arg])

@@ -9,7 +9,8 @@
 // `dram.bw_gbps` (150 GB/s, IBM's measured streaming rate).
 //
 // Usage: spyre_bench_roofline [--sizes 1024,2048,...] [--models DIR] [--no-models]
-//                             [--no-ksweep] [--arch NAME] [--set key=value]...
+//                             [--no-ksweep] [--detail] [--arch NAME] [--set key=value]...
+// --detail adds each GEMM's DRAM traffic and unit utilisation.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -117,8 +118,12 @@ double kernel_bound(const compiler::ir::Graph& g, const std::vector<std::string>
 struct Run {
   uint64_t cycles = 0;
   double bound = 0;
+  // By unit: the kernels on PT (matmuls, convolutions) and the rest (SFP), simulated span and
+  // bound, so a model's gap can be told apart.
+  double pt_cycles = 0, pt_bound = 0, sfp_cycles = 0, sfp_bound = 0;
   json report;
   double wall_s = 0;
+  std::string detail;  // DRAM traffic and unit utilisation of the run
 };
 
 Run compile_and_run(const json& ir, const arch::ArchConfig& cfg,
@@ -128,13 +133,62 @@ Run compile_and_run(const json& ir, const arch::ArchConfig& cfg,
   compiler::CompileResult c = compiler::compile(ir, cfg, opts, name);
   r.report = c.report;
   const compiler::ir::Graph g = compiler::ir::load_ir(ir, name);
-  for (const auto& k : c.report["kernels"])
-    r.bound += kernel_bound(g, k["nodes"].get<std::vector<std::string>>(), cfg);
+  std::vector<double> bounds;
+  for (const auto& k : c.report["kernels"]) {
+    bounds.push_back(kernel_bound(g, k["nodes"].get<std::vector<std::string>>(), cfg));
+    r.bound += bounds.back();
+  }
   sim::DeviceMemory dram;
   sim::SimOptions so;
   so.functional = false;
   sim::SimResult s = sim::simulate(c.program, cfg, dram, so);
   r.cycles = s.cycles;
+  char buf[200];
+  std::snprintf(buf, sizeof buf,
+                "DRAM read %.1f MB, written %.1f MB (%.1f B/cycle); utilisation pt %.2f, "
+                "dma_in %.2f, ring %.2f",
+                static_cast<double>(s.dram_read_bytes) / 1e6,
+                static_cast<double>(s.dram_write_bytes) / 1e6,
+                static_cast<double>(s.dram_read_bytes + s.dram_write_bytes) /
+                    static_cast<double>(std::max<uint64_t>(1, s.cycles)),
+                s.utilisation("pt"), s.utilisation("dma_in"), s.utilisation("ring"));
+  r.detail = buf;
+  if (s.stats.contains("chip") && s.stats["chip"]["dram"].contains("channels")) {
+    // DRAM channels: data-bus busy share, row hits, turnarounds (summed)
+    double busy = 0, hits = 0, acc = 0, turns = 0, lo = 1e30, hi = 0;
+    for (const auto& c : s.stats["chip"]["dram"]["channels"]) {
+      const double b = c.value("data_bus_busy_cycles", 0.0);
+      busy += b, lo = std::min(lo, b), hi = std::max(hi, b);
+      hits += c.value("row_hits", 0.0);
+      acc += c.value("reads", 0.0) + c.value("writes", 0.0);
+      turns +=
+          c.value("read_to_write_turnarounds", 0.0) + c.value("write_to_read_turnarounds", 0.0);
+    }
+    const double n = static_cast<double>(s.stats["chip"]["dram"]["channels"].size());
+    char b2[200];
+    std::snprintf(
+        b2, sizeof b2,
+        "\n                       DRAM bus busy %.2f (channels %.2f..%.2f), row hits %.2f, "
+        "turnarounds %.0f",
+        busy / n / static_cast<double>(s.cycles), lo / static_cast<double>(s.cycles),
+        hi / static_cast<double>(s.cycles), hits / std::max(1.0, acc), turns);
+    r.detail += b2;
+  }
+  if (s.stats.contains("chip")) {  // core 0's queues: busy / waiting on tokens
+    const auto& c0 = s.stats["chip"]["cores"][0];
+    r.detail += "\n                       core 0 busy/wait:";
+    for (auto it = c0.begin(); it != c0.end(); ++it)
+      if (it.value().contains("wait_cycles") && it.value()["instructions"].get<uint64_t>() > 0)
+        r.detail += " " + it.key() + " " +
+                    std::to_string(it.value()["busy_cycles"].get<uint64_t>()) + "/" +
+                    std::to_string(it.value()["wait_cycles"].get<uint64_t>());
+  }
+  if (s.kernels.size() == bounds.size())
+    for (size_t i = 0; i < bounds.size(); ++i) {
+      const bool pt = c.report["kernels"][i].value("unit", "") == "pt";
+      (pt ? r.pt_cycles : r.sfp_cycles) += static_cast<double>(s.kernels[i].cycles());
+      (pt ? r.pt_bound : r.sfp_bound) += bounds[i];
+    }
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }
@@ -144,14 +198,23 @@ std::string split_of(const json& report) {
     if (k.value("unit", "") == "pt") {
       const auto& s = k["split"]["split"];
       const auto& t = k["tiles"];
-      char buf[160];
-      std::snprintf(buf, sizeof buf, "b%lld m%lld n%lld k%lld, tile %lldx%lldx%lld%s%s",
+      const auto& sp = k["split"];
+      const bool ma = sp["multicast"]["a"]["enabled"].get<bool>(),
+                 mb = sp["multicast"]["b"]["enabled"].get<bool>();
+      const bool pa = sp.contains("panel") && sp["panel"]["a"].get<bool>(),
+                 pb = sp.contains("panel") && sp["panel"]["b"].get<bool>();
+      char buf[200];
+      std::snprintf(buf, sizeof buf, "b%lld m%lld n%lld k%lld, tile %lldx%lldx%lld%s%s%s",
                     s["b"].get<long long>(), s["m"].get<long long>(), s["n"].get<long long>(),
                     s["k"].get<long long>(), t["tm"].get<long long>(), t["tn"].get<long long>(),
                     t["tk"].get<long long>(),
-                    k["split"]["multicast"]["a"]["enabled"].get<bool>() ? ", mcast A" : "",
-                    k["split"]["multicast"]["b"]["enabled"].get<bool>() ? "+B" : "");
-      return buf;
+                    ma && mb ? ", mcast A+B"
+                    : ma     ? ", mcast A"
+                    : mb     ? ", mcast B"
+                             : "",
+                    pa ? ", A panel" : "", pb ? ", B panel" : "");
+      return std::string(buf) + "; predicted " +
+             std::to_string(sp["predicted"]["cycles"].get<long long>());
     }
   return "-";
 }
@@ -163,7 +226,7 @@ int main(int argc, char** argv) {
   std::string models_dir = std::string(SPYRE_SOURCE_DIR) + "/tests/data/ir/models";
   std::string arch_name = "spyre";
   std::vector<std::string> sets;
-  bool models = true, ksweep = true;
+  bool models = true, ksweep = true, detail = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -185,6 +248,8 @@ int main(int argc, char** argv) {
       models_dir = next();
     } else if (a == "--no-models") {
       models = false;
+    } else if (a == "--detail") {
+      detail = true;
     } else if (a == "--no-ksweep") {
       ksweep = false;
     } else if (a == "--arch") {
@@ -194,7 +259,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: %s [--sizes 1024,2048,...] [--models DIR] [--no-models] [--no-ksweep] "
-                   "[--arch NAME] [--set key=value]...\n",
+                   "[--detail] [--arch NAME] [--set key=value]...\n",
                    argv[0]);
       return 2;
     }
@@ -226,12 +291,19 @@ int main(int argc, char** argv) {
       std::printf("%-22s %14llu %14.0f %7.3f  %s\n", ("gemm " + std::to_string(s)).c_str(),
                   static_cast<unsigned long long>(r.cycles), r.bound,
                   static_cast<double>(r.cycles) / r.bound, split_of(r.report).c_str());
+      if (detail) {
+        std::printf("%-22s %s\n", "", r.detail.c_str());
+        for (const auto& k : r.report["kernels"])
+          if (k.value("unit", "") == "pt")
+            std::printf("%-22s predicted %s\n", "", k["split"]["predicted"].dump().c_str());
+      }
       std::fflush(stdout);
     }
 
     if (models) {
       std::printf("\nZoo models (%s)\n", models_dir.c_str());
-      std::printf("%-22s %14s %14s %7s  %s\n", "model", "simulated", "bound", "ratio", "kernels");
+      std::printf("%-22s %14s %14s %7s %8s %8s  %s\n", "model", "simulated", "bound", "ratio", "pt",
+                  "sfp", "kernels (pt, sfp: span / bound of those kernels)");
       std::vector<std::filesystem::path> files;
       for (const auto& e : std::filesystem::directory_iterator(models_dir))
         if (e.path().extension() == ".json") files.push_back(e.path());
@@ -242,9 +314,12 @@ int main(int argc, char** argv) {
           std::ifstream in(f);
           json ir = json::parse(in);
           Run r = compile_and_run(ir, cfg, opts, f.filename().string());
-          std::printf("%-22s %14llu %14.0f %7.3f  %zu\n", name.c_str(),
+          std::printf("%-22s %14llu %14.0f %7.3f %8.3f %8.3f  %zu\n", name.c_str(),
                       static_cast<unsigned long long>(r.cycles), r.bound,
-                      static_cast<double>(r.cycles) / r.bound, r.report["kernels"].size());
+                      static_cast<double>(r.cycles) / r.bound,
+                      r.pt_bound > 0 ? r.pt_cycles / r.pt_bound : 0.0,
+                      r.sfp_bound > 0 ? r.sfp_cycles / r.sfp_bound : 0.0,
+                      r.report["kernels"].size());
         } catch (const std::exception& e) {
           std::string what = e.what();
           if (what.size() > 150) what = what.substr(0, 150) + "...";

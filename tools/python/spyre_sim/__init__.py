@@ -8,9 +8,18 @@
 The C++ core (compiler, SystemC chip model, traces) is the `spyre_sim_core` module.
 """
 
-from .api import last_result, run
-from .backend import spyre_sim_backend
-from .result import Result
+# Imported on first use, so that torch-free parts (spyre_sim.trace, run by `spyre-sim trace`)
+# do not pay for `import torch`.
+_LAZY = {"run": "api", "last_result": "api", "Result": "result", "spyre_sim_backend": "backend"}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module 'spyre_sim' has no attribute {name!r}")
+
 
 __all__ = ["run", "last_result", "Result", "spyre_sim_backend"]
 __version__ = "0.1.0"

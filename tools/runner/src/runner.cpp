@@ -4,7 +4,7 @@
 #include <random>
 
 #include "spyre/error.h"
-#include "spyre/traces/chrome.h"
+#include "spyre/traces/filter.h"
 
 namespace spyre::runner {
 
@@ -95,17 +95,25 @@ RunOutput Executable::run(std::vector<std::string> inputs, const RunOptions& opt
       throw Error("input " + inputs_[i].name, "lies outside the program's device memory");
     std::memcpy(dram.data() + inputs_[i].dram_addr, inputs[i].data(), want);
   }
-  std::unique_ptr<traces::ChromeTraceWriter> writer;
+  std::unique_ptr<traces::TraceOutput> writer;
   sim::SimOptions so;
   so.functional = !opts.timing_only;
   so.max_cycles = opts.max_cycles;
   if (!opts.trace_path.empty()) {
-    writer = std::make_unique<traces::ChromeTraceWriter>(opts.trace_path, cfg_.clock_ghz);
-    so.trace = writer.get();
+    std::string graph = opts.graph;
+    if (report_.is_object() && report_.contains("graph") && report_["graph"].is_string())
+      graph = report_["graph"].get<std::string>();
+    writer = std::make_unique<traces::TraceOutput>(
+        opts.trace_path, trace_meta(cfg_, graph, static_cast<int>(program_.num_cores)),
+        opts.trace_filter);
+    so.trace = writer->sink();
   }
   RunOutput out;
   out.sim = sim::simulate(program_, cfg_, dram, so);
-  if (writer) writer->finish();
+  if (writer) {
+    trace_kernels(*writer->sink(), out.sim, report_);
+    writer->finish();
+  }
   for (const auto& b : outputs_) {
     uint64_t n = storage_bytes(b);
     out.outputs.emplace_back(reinterpret_cast<const char*>(dram.data() + b.dram_addr), n);

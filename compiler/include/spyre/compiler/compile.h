@@ -14,6 +14,23 @@
 
 namespace spyre::compiler {
 
+// Debug options (`--set compiler.debug.*`), in force for one compile() (ScopedCompileDebug).
+// They plant known defects so that `spyre-sim trace validate` can be shown to catch them.
+enum class LxPlanError {
+  None,
+  Shift,    // the report's plan claims every buffer one stick higher than the code uses
+  Shrink,   // the report's plan claims every buffer half its size
+  Overlap,  // the allocator places each kernel's second buffer on top of its first
+};
+struct CompileDebug {
+  LxPlanError lx_plan_error = LxPlanError::None;
+  // Fusion decisions (index in the report's `fusion` list) taken although the cost model
+  // rejected them; all: every candidate that lowers.
+  std::vector<int64_t> force_fusion;
+  bool force_all_fusions = false;
+  bool forces(size_t decision) const;
+};
+
 struct CompileOptions {
   // `--set compiler.<key>=<value>`; unknown keys are an error naming the key.
   void set(const std::string& key, const std::string& value);
@@ -24,6 +41,10 @@ struct CompileOptions {
   // `compiler.matmul_split=b,m,n,k`: parts of every matmul's batch, M, N and K (each >= 1,
   // product <= cores); all 0: the cost model chooses (divide.h).
   std::array<int64_t, 4> matmul_split{0, 0, 0, 0};
+  // `compiler.debug.lx_plan_error=none|shift|shrink|overlap`,
+  // `compiler.debug.force_fusion=none|all|i,j,...`.
+  CompileDebug debug;
+  nlohmann::json to_json() const;  // the report's `options`
 };
 
 // Where the caller finds the graph's tensors in device memory. Inputs in the order of the IR's

@@ -23,6 +23,10 @@ struct MatmulShape {
   // stored [n, k] (a linear layer's weight); B's rows are contiguous ([k,n]: stride N; [n,k]:
   // stride K). Decides how large the DMA requests are.
   bool a_contiguous = true, b_transposed = false, b_contiguous = true;
+  // Row strides in DRAM, bytes (0: the contiguous layout's). With the DRAM interleave
+  // (consecutive `dram.word_bytes` words on consecutive channels) they decide how many channels
+  // the rows of the tiles that the cores load at the same time spread over.
+  int64_t a_row_bytes = 0, b_row_bytes = 0, out_row_bytes = 0;
   int64_t epilogue_ops = 0;  // SFP ops per output element after the matmul (cvt, bias, fused)
 };
 
@@ -54,17 +58,26 @@ class ScopedMatmulSplit {
 // share an A block (same ib, im, ik) form a multicast group (one of them reads each A tile and
 // multicasts it), likewise cores sharing a B block (same ib, in, ik). Inside a block the
 // output is walked in tm x tn tiles (the fp32 accumulator), each over K in tk steps, A and B
-// tiles in two ping-pong LX slots.
+// tiles in two ping-pong LX slots. A panel (`a_panel` / `b_panel`): when a block has one tile
+// along M (N), its A (B) tiles of every K step stay in LX, one slot per K step, loaded during
+// the first pass over the block's other dimension and reused by every later tile (the operand
+// is read from DRAM once; its load overlaps the first tiles' matmuls step by step).
 struct MatmulGrid {
   int64_t gb = 1, gm = 1, gn = 1, gk = 1;  // parts per dimension
   int64_t bb = 1, mb = 0, nb = 0, kb = 0;  // block shape
   int64_t tm = 0, tn = 0, tk = 0;          // tiles inside a block
   int64_t cores_used = 0;
   bool mcast_a = false, mcast_b = false;  // A / B tiles multicast inside their groups
+  bool a_panel = false, b_panel = false;  // A / B tiles of all K steps resident (see above)
+  // LX slots of a streamed (not panel) operand; loads run bufs-1 steps ahead. The search keeps
+  // 2: 3 gave nothing measurable (tools/bench/roofline/README.md).
+  int64_t bufs = 2;
   bool forced = false;
   // Prediction (cycles) and its parts.
   int64_t predicted_cycles = 0, dram_bytes = 0, pt_cycles = 0, dram_cycles = 0, dma_cycles = 0,
-          overhead_cycles = 0, reduce_cycles = 0, epilogue_cycles = 0;
+          overhead_cycles = 0, reduce_cycles = 0, epilogue_cycles = 0, first_tile_cycles = 0;
+  // Share of the DRAM channels the concurrent requests of each stream (A, B, output) cover.
+  double chan_a = 1, chan_b = 1, chan_o = 1;
   int64_t lx_bytes = 0;
   int64_t blocks() const { return gb * gm * gn * gk; }
   int64_t core_of(int64_t ib, int64_t im, int64_t in, int64_t ik) const {
@@ -73,13 +86,26 @@ struct MatmulGrid {
   nlohmann::json to_json() const;
 };
 
-// LX bytes of one core's working set for tiles (tm, tn, tk) with `c_slots` accumulator slots.
-using MatmulLxFn = std::function<int64_t(int64_t tm, int64_t tn, int64_t tk, int c_slots)>;
+// The n tile a block starts its walk at (of `nnt`, block `in` of `gn`): neighbouring blocks
+// start at different columns, and blocks whose columns alias on the same DRAM channels
+// (power-of-two widths) at different tiles, so cores reading (writing) at the same time spread
+// over the channels. Multicast groups keep one order (matmul.cpp).
+inline int64_t matmul_n_rotation(int64_t in, int64_t gn, int64_t nnt) {
+  return nnt <= 1 ? 0 : (in + in * nnt / gn) % nnt;
+}
+
+// LX bytes of one core's working set for tiles (tm, tn, tk) with `c_slots` accumulator slots,
+// `a_slots` A tile slots and `b_slots` B tile slots (2 = ping-pong; a panel: one per K step).
+using MatmulLxFn = std::function<int64_t(int64_t tm, int64_t tn, int64_t tk, int c_slots,
+                                         int64_t a_slots, int64_t b_slots)>;
 
 // Chosen by the cost model over every (gb, gm, gn, gk) with gb*gm*gn*gk <= cores (or the
-// forced split) and, for each, the tiles that fit `lx_budget`: minimises the predicted cycles
-// = max(busiest PT, chip DRAM bytes / bandwidth, busiest DMA engine) + pipeline prologue +
-// K-reduction chain + epilogue tail; ties go to fewer DRAM bytes, then fewer cores.
+// forced split) and, for each, the tiles (and panels) that fit `lx_budget`: minimises the
+// predicted cycles = first output tile (its matmuls against the DRAM bytes it needs chip-wide:
+// all of a panel) + the rest max(busiest PT, chip DRAM time, busiest DMA engine) + pipeline
+// prologue + K-reduction chain + epilogue tail. DRAM time divides each stream's bytes by the
+// bandwidth times the share of channels its concurrent requests cover. Ties go to fewer DRAM
+// bytes, then fewer cores.
 // `alternatives` (optional) receives the best few other splits, for the report.
 MatmulGrid choose_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg, int64_t lx_budget,
                               const MatmulLxFn& lx_bytes, nlohmann::json* alternatives = nullptr);

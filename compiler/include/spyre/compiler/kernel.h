@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "spyre/arch/arch.h"
+#include "spyre/compiler/compile.h"
 #include "spyre/compiler/dram_plan.h"
 #include "spyre/compiler/emit.h"
 #include "spyre/compiler/ir.h"
@@ -15,17 +16,34 @@
 
 namespace spyre::compiler {
 
+// The debug options in force for the compile() in progress (compile.h).
+const CompileDebug& compile_debug();
+class ScopedCompileDebug {
+ public:
+  explicit ScopedCompileDebug(const CompileDebug& d);
+  ~ScopedCompileDebug();
+  ScopedCompileDebug(const ScopedCompileDebug&) = delete;
+  ScopedCompileDebug& operator=(const ScopedCompileDebug&) = delete;
+
+ private:
+  CompileDebug saved_;
+};
+
 // A bump allocator over one kernel's LX working set; every core uses the same offsets.
-// Offsets are stick-aligned. The report lists each buffer with offset and size.
+// Offsets are stick-aligned. Each buffer lives for the whole kernel (the driver turns that into
+// per-core instruction intervals, see the report's `lx_plan`); a loop kernel's ping-pong arenas
+// are shared by liveness inside (lower/loops.cpp), which the plan sees as one buffer each.
 class LxArena {
  public:
-  LxArena(int64_t base, int64_t align) : base_(base), next_(base), align_(align) {}
+  LxArena(int64_t base, int64_t align)
+      : base_(base), next_(base), align_(align), error_(compile_debug().lx_plan_error) {}
   int64_t alloc(const std::string& name, int64_t bytes);
   int64_t used_bytes() const { return next_ - base_; }
   nlohmann::json to_json() const { return plan_; }
 
  private:
   int64_t base_, next_, align_;
+  LxPlanError error_;
   nlohmann::json plan_ = nlohmann::json::array();
 };
 

@@ -10,6 +10,8 @@
 // signal has exactly one wait (tokens are zero again at each barrier). Because a signal always
 // precedes its wait in stream order, the sequencer never deadlocks on a full queue.
 // Same-queue conflicts need nothing: a queue executes its instructions one after another.
+// Ordering is transitive: once Q waited for P's instruction i, Q is also after everything P
+// itself had waited for before i, so a wait that such a chain already implies is not emitted.
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -49,15 +51,17 @@ class CoreStream {
     std::vector<isa::Queue> wait_from;  // waits emitted before `in`
     std::vector<isa::Queue> sig_to;     // signals emitted after `in`
   };
+  using Cover = std::array<int64_t, isa::kNumQueues>;
   struct Issued {
     size_t entry;
     Access acc;
+    Cover after;  // per queue r: index in per_queue_[r] this instruction is ordered after
   };
   void flush();
   std::vector<Entry> entries_;
   std::array<std::vector<Issued>, isa::kNumQueues> per_queue_{};
   // covered_[p][q]: index in per_queue_[p] up to which q is already ordered after p.
-  std::array<std::array<int64_t, isa::kNumQueues>, isa::kNumQueues> covered_{};
+  std::array<Cover, isa::kNumQueues> covered_{};
   bool covered_init_ = false;
   std::vector<isa::Instr> out_;
 };

@@ -33,14 +33,17 @@ class Chip {
   DeviceMemory& dram_image() { return dram_image_; }
 
   // A token signal from core `from` to token `tok` of core `to` (arrives after the ring hops).
-  void signal(int from, int to, int64_t tok);
+  // `src`: the producer span for a trace flow (tracing only).
+  void signal(int from, int to, int64_t tok, FlowSrc src = {});
   void arrive_barrier(int core);
   void note_kernel(uint16_t kernel, Cycle start, Cycle end);
 
   // "deadlock at cycle C" / "watchdog ..." followed by what each unfinished core waits on.
   std::string stuck_report() const;
   std::vector<KernelStats> kernel_stats() const;
-  nlohmann::json stats(Cycle cycles) const;  // layout in sim/README.md
+  nlohmann::json stats(Cycle cycles) const;        // layout in sim/README.md
+  uint64_t next_flow_id() { return ++flow_ids_; }  // trace flow ids, 1, 2, ... in event order
+  void finish_trace();  // flushes the windowed trace counters (DRAM, ring) at the end of a run
 
  private:
   Env& env_;
@@ -53,6 +56,7 @@ class Chip {
   Cycle first_arrival_ = 0;
   uint64_t barriers_ = 0;
   int barrier_track_ = -1;
+  uint64_t flow_ids_ = 0;
   struct Span {
     bool seen = false;
     Cycle start = 0, end = 0;

@@ -34,6 +34,13 @@ namespace spyre::sim {
 
 class Chip;
 
+// A producer span for trace flows: the track and start cycle of the instruction whose
+// completion a token publishes (track < 0: none).
+struct FlowSrc {
+  int track = -1;
+  Cycle t = 0;
+};
+
 struct QueueStats {
   uint64_t busy_cycles = 0;   // executing instructions
   uint64_t wait_cycles = 0;   // blocked on a token at sync.wait
@@ -46,8 +53,8 @@ class Core {
   void start();  // the sequencer begins at cycle now (0); a core without a stream halts at once
   bool halted() const { return phase_ == Phase::Halted; }
   Cycle halt_cycle() const { return halt_cycle_; }
-  void add_token(int64_t tok);  // a signal arrives now
-  void release_barrier();       // the chip barrier opened now
+  void add_token(int64_t tok, FlowSrc src = {});  // a signal arrives now
+  void release_barrier();                         // the chip barrier opened now
   std::string stuck_report() const;
   Lx& lx() { return lx_; }
   const QueueStats& queue_stats(int q) const { return q_[q].st; }
@@ -66,6 +73,10 @@ class Core {
     bool pump_pending = false;
     QueueStats st;
     int track = -1;
+    // tracing only: the last completed instruction's start, and flows into the next launch
+    bool has_last = false;
+    Cycle last_start = 0;
+    std::vector<FlowSrc> flows_in;
   };
 
   const isa::Instr& instr(size_t i) const { return (*stream_)[i]; }
@@ -85,6 +96,11 @@ class Core {
   void launch_ring(int q, size_t i);
   std::vector<LxRegion> lx_regions(const isa::Instr& in) const;
   std::vector<int> mcast_targets(const isa::Instr& in) const;
+  // tracing (core_trace.cpp); called only when env_.trace is set
+  void trace_instr(int q, const isa::Instr& in, Cycle now);
+  void trace_seq(const char* what, Cycle from, Cycle to);
+  std::vector<traces::LxAccess> lx_accesses(const isa::Instr& in) const;
+  std::string_view kernel_name(const isa::Instr& in) const;
 
   Env& env_;
   Chip& chip_;
@@ -100,6 +116,9 @@ class Core {
   Cycle stall_since_ = 0, halt_cycle_ = 0;
   uint64_t full_stall_cycles_ = 0;
   bool seq_pending_ = false;
+  int seq_track_ = -1;
+  Cycle drain_since_ = 0, barrier_since_ = 0;
+  std::map<int64_t, std::deque<FlowSrc>> tok_src_;  // tracing: producers of pending tokens
 };
 
 }  // namespace spyre::sim

@@ -69,6 +69,8 @@ class DramModel {
   virtual uint64_t read_bytes() const = 0;
   virtual uint64_t write_bytes() const = 0;
   virtual nlohmann::json stats() const = 0;  // {"read_bytes":..,"write_bytes":..,...}
+  // Tracing: flushes the windowed bandwidth counters at the end of a run.
+  virtual void finish_trace() {}
 };
 
 // Implementations by name: dram_impl_names() lists them ("fifo", "lpddr5"). Throws

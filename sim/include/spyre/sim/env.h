@@ -12,6 +12,9 @@
 
 namespace spyre::sim {
 
+// Window of the trace's rate counters (DRAM bandwidth, ring link utilisation), in cycles.
+inline constexpr uint64_t kTraceWindowCycles = 1024;
+
 struct Env {
   const arch::ArchConfig& cfg;
   const isa::Program& program;

@@ -35,6 +35,7 @@
 
 #include "spyre/arch/arch.h"
 #include "spyre/sim/scheduler.h"
+#include "spyre/traces/sink.h"
 
 namespace spyre::sim {
 
@@ -67,6 +68,12 @@ class Ring {
 
   nlohmann::json stats() const;  // layout in sim/README.md
 
+  // Tracing: each link's busy intervals become spans on track "link a->b" of `group`, and a
+  // windowed utilisation counter "link a->b util" (busy fraction of each window). Tracks are
+  // declared on first use. finish_trace() flushes the counters at the end of the run.
+  void set_trace(traces::TraceSink* sink, std::string group, uint64_t window);
+  void finish_trace();
+
  private:
   struct Link {
     Cycle free = 0;
@@ -86,6 +93,7 @@ class Ring {
                    Cycle& start);
   std::vector<Arrival> place(const Pending& p, Cycle now);
   void arbitrate();
+  void trace_link(int node, bool cw, int src, uint64_t bytes, Cycle enter, Cycle tail, Cycle now);
 
   int n_;
   int64_t hop_latency_, link_bw_, buffer_cycles_;
@@ -96,6 +104,11 @@ class Ring {
   bool arbitration_armed_ = false;
   uint64_t bytes_ = 0, transfers_ = 0;
   std::vector<Cycle> scratch_;
+  traces::TraceSink* trace_ = nullptr;
+  std::string trace_group_;
+  uint64_t trace_window_ = 1024;
+  std::vector<int> link_track_;                   // per link, -1 until used
+  std::vector<traces::WindowCounter> link_util_;  // per link
 };
 
 }  // namespace spyre::sim

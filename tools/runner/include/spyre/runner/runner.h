@@ -13,11 +13,14 @@
 #include "spyre/compiler/compile.h"
 #include "spyre/isa/isa.h"
 #include "spyre/sim/simulate.h"
+#include "spyre/traces/sink.h"
 
 namespace spyre::runner {
 
 struct RunOptions {
-  std::string trace_path;  // empty: no trace
+  std::string trace_path;    // empty: no trace; ".pftrace" -> Perfetto protobuf, else Chrome JSON
+  std::string trace_filter;  // --trace-filter spec (traces/filter.h); empty: everything
+  std::string graph;         // trace metadata name when the compile report has no graph name
   bool timing_only = false;
   uint64_t max_cycles = 0;
 };
@@ -62,6 +65,14 @@ class Executable {
   std::vector<compiler::TensorBinding> inputs_, outputs_;
   nlohmann::json report_;
 };
+
+// The trace metadata of a run: clock, every arch parameter (typed JSON), graph name, cores.
+traces::TraceMeta trace_meta(const arch::ArchConfig& cfg, const std::string& graph, int cores);
+// Kernel spans on track chip/kernels (from the run's first to last instruction of each kernel,
+// over all cores) annotated with the compile report's fusion group and predicted cycles, and
+// the counter chip/"lx planned bytes": the compile report's planned LX peak of the kernels
+// running, per core (the simulator itself does not know buffers, only accesses).
+void trace_kernels(traces::TraceSink& sink, const sim::SimResult& r, const nlohmann::json& report);
 
 // Seeded random storage for a binding (normal-ish values for floats, small ints otherwise).
 std::string random_storage(const compiler::TensorBinding& b, uint64_t seed);

@@ -1,0 +1,29 @@
+#pragma once
+// The report's `lx_plan`: every LX buffer of every kernel with its offset, size and the per-core
+// instruction interval in which it is live, so that a trace can be replayed against it
+// (`spyre-sim trace validate`). A pc is an index into that core's instruction stream, the
+// simulator's program counter.
+#include <cstdint>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "spyre/arch/arch.h"
+#include "spyre/compiler/compile.h"
+
+namespace spyre::compiler {
+
+// Where one kernel's instructions lie on each core: [first, last] (last = its barrier or halt).
+// A core that runs nothing of the kernel but the closing barrier holds no live buffer.
+struct KernelPcs {
+  std::vector<int64_t> first, last;  // per core
+};
+
+// Builds `lx_plan` from each kernel entry's `lx.plan` (LxArena::to_json) and the kernel's pcs.
+// The LX allocator knows no lifetime finer than a kernel, so every buffer is live over its
+// kernel's interval on each core that runs the kernel. `err` Shift/Shrink rewrite what the plan
+// claims (kernel entries included) without touching the code: a planted defect.
+nlohmann::json build_lx_plan(nlohmann::json& kernels, const std::vector<KernelPcs>& pcs,
+                             const arch::ArchConfig& cfg, LxPlanError err);
+
+}  // namespace spyre::compiler

@@ -1,0 +1,174 @@
+// Loads at a piecewise-affine index (reflection padding): the index expression is parsed into
+// a tree of sums, constant multiples, Abs, Min and Max over the loop variables
+// (collect_computed) and evaluated on the SFP in int64 from one iota per variable (lower_tree);
+// the load becomes an element gather at that index (lower_gather, tile_program.cpp).
+#include <cctype>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "spyre/compiler/tile_program.h"
+#include "tile_program_builder.h"
+
+namespace spyre::compiler::tile_program_detail {
+namespace {
+
+// Recursive descent over a sympy index (spaces removed): sums, products with an integer factor,
+// unary minus, parentheses, integers, names, Abs/Min/Max. nullopt for anything else.
+using Tree = IdxTree;
+struct TreeParser {
+  const std::string& e;
+  size_t p = 0;
+  bool eat(char ch) {
+    if (p < e.size() && e[p] == ch) return ++p, true;
+    return false;
+  }
+  static Tree node(Tree::Kind k, std::vector<Tree> kids, int64_t c = 0) {
+    Tree t;
+    t.kind = k, t.c = c, t.kids = std::move(kids);
+    return t;
+  }
+  std::optional<Tree> sum() {
+    auto a = product();
+    while (a && p < e.size() && (e[p] == '+' || e[p] == '-')) {
+      const bool neg = e[p++] == '-';
+      auto b = product();
+      if (!b) return std::nullopt;
+      if (neg) b = node(Tree::Mul, {*b}, -1);
+      a = node(Tree::Add, {*a, *b});
+    }
+    return a;
+  }
+  std::optional<Tree> product() {
+    auto a = unary();
+    while (a && eat('*')) {
+      auto b = unary();
+      if (!b) return std::nullopt;
+      if (b->kind == Tree::Const) std::swap(*a, *b);
+      if (a->kind != Tree::Const) return std::nullopt;  // only constant factors
+      a = b->kind == Tree::Const ? node(Tree::Const, {}, a->c * b->c) : node(Tree::Mul, {*b}, a->c);
+    }
+    return a;
+  }
+  std::optional<Tree> unary() {
+    if (eat('-')) {
+      auto a = unary();
+      if (!a) return std::nullopt;
+      return a->kind == Tree::Const ? node(Tree::Const, {}, -a->c) : node(Tree::Mul, {*a}, -1);
+    }
+    if (eat('(')) {
+      auto a = sum();
+      return a && eat(')') ? a : std::nullopt;
+    }
+    if (p < e.size() && std::isdigit(static_cast<unsigned char>(e[p]))) {
+      int64_t v = 0;
+      while (p < e.size() && std::isdigit(static_cast<unsigned char>(e[p])))
+        v = v * 10 + (e[p++] - '0');
+      return node(Tree::Const, {}, v);
+    }
+    std::string name;
+    while (p < e.size() && (std::isalnum(static_cast<unsigned char>(e[p])) || e[p] == '_'))
+      name += e[p++];
+    if (name.empty()) return std::nullopt;
+    const bool fn = name == "Abs" || name == "Min" || name == "Max";
+    if (!fn) {
+      Tree t;
+      t.kind = Tree::Var, t.var = name;
+      return t;
+    }
+    if (!eat('(')) return std::nullopt;
+    std::vector<Tree> args;
+    do {
+      auto a = sum();
+      if (!a) return std::nullopt;
+      args.push_back(*a);
+    } while (eat(','));
+    if (!eat(')') || args.empty() || (name == "Abs" && args.size() != 1)) return std::nullopt;
+    const Tree::Kind k = name == "Abs" ? Tree::Abs : name == "Min" ? Tree::Min : Tree::Max;
+    Tree t = args[0];
+    if (k == Tree::Abs) return node(k, {t});
+    for (size_t i = 1; i < args.size(); ++i) t = node(k, {t, args[i]});
+    return t;
+  }
+};
+
+}  // namespace
+
+bool Builder::collect_computed(const ir::Op& op, bool masked) {
+  std::string e;
+  for (char ch : op.index->expr)
+    if (ch != ' ') e += ch;
+  TreeParser tp{e};
+  auto tree = tp.sum();
+  if (!tree || tp.p != e.size()) return false;
+  // Every name must be a loop variable; each gets an iota access (its value at the element).
+  bool ok = true;
+  std::function<void(IdxTree&)> resolve = [&](IdxTree& t) {
+    for (auto& k : t.kids) resolve(k);
+    if (t.kind != IdxTree::Var) return;
+    if (!var_index(t.var)) {
+      ok = false;
+      return;
+    }
+    const std::string key = "|#" + t.var;
+    if (!access_of_.count(key)) {
+      access_of_[key] = static_cast<int>(p_.accesses.size());
+      MemAccess m;
+      m.expr = t.var;
+      m.dt = DType::I64;
+      p_.accesses.push_back(m);
+      ir::Affine af;
+      af.coeffs[t.var] = 1;
+      coeffs_.push_back(expand(af));
+    }
+    t.access = access_of_.at(key);
+  };
+  resolve(*tree);
+  if (!ok) return false;
+  const std::string key = load_key(op, masked);
+  if (access_of_.count(key)) return true;
+  access_of_[key] = static_cast<int>(p_.accesses.size());
+  MemAccess m;
+  m.buffer = op.buffer;
+  m.expr = op.index->expr;
+  m.dt = g_.storage_of(op.buffer).dtype;
+  m.offset = storage_offset(g_, op.buffer);
+  m.limit = extent(op);
+  p_.accesses.push_back(m);
+  coeffs_.push_back(std::vector<int64_t>(sub_.size(), 0));
+  computed_[key] = *tree;
+  return true;
+}
+
+int Builder::lower_tree(const IdxTree& t) {
+  if (t.kind == IdxTree::Const) return scalar(DType::I64, static_cast<double>(t.c));
+  if (t.kind == IdxTree::Var) {
+    TVal v;
+    v.dt = DType::I64;
+    access_class(t.access, v.r, v.c, v.tiled);
+    int d = new_val(v);
+    emit(TOp{TOp::Iota, isa::SfpFn::Copy, d, {}, t.access, 0});
+    return d;
+  }
+  const int a = lower_tree(t.kids[0]);
+  int b;
+  std::string fn;
+  switch (t.kind) {
+    case IdxTree::Abs: {
+      int d = new_val(joined({a}, DType::I64));
+      emit(TOp{TOp::Unary, sfp_fn("abs"), d, {a}, -1, 0});
+      return d;
+    }
+    case IdxTree::Mul: b = scalar(DType::I64, static_cast<double>(t.c)), fn = "mul"; break;
+    default:
+      b = lower_tree(t.kids[1]);
+      fn = t.kind == IdxTree::Add ? "add" : t.kind == IdxTree::Min ? "min" : "max";
+  }
+  int d = new_val(joined({a, b}, DType::I64));
+  emit(TOp{TOp::Binary, sfp_fn(fn), d, {a, b}, -1, 0});
+  return d;
+}
+
+}  // namespace spyre::compiler::tile_program_detail

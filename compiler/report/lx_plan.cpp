@@ -1,0 +1,73 @@
+#include "spyre/compiler/lx_plan.h"
+
+#include <algorithm>
+#include <map>
+
+namespace spyre::compiler {
+namespace {
+
+// What the planted report defects claim instead of the truth.
+void plant(nlohmann::json& b, LxPlanError err, int64_t stick) {
+  if (err == LxPlanError::Shift) b["offset"] = b["offset"].get<int64_t>() + stick;
+  if (err == LxPlanError::Shrink) {
+    const int64_t half = b["bytes"].get<int64_t>() / 2 / stick * stick;
+    b["bytes"] = std::max(stick, half);
+  }
+}
+
+}  // namespace
+
+nlohmann::json build_lx_plan(nlohmann::json& kernels, const std::vector<KernelPcs>& pcs,
+                             const arch::ArchConfig& cfg, LxPlanError err) {
+  const size_t ncores = static_cast<size_t>(cfg.cores);
+  nlohmann::json buffers = nlohmann::json::array();
+  // Per core: the kernel with the largest live bytes (all of a kernel's buffers share its
+  // interval, and kernels on one core never overlap in pc, so per kernel is per pc).
+  std::vector<nlohmann::json> peak(ncores);
+  for (size_t c = 0; c < ncores; ++c)
+    peak[c] = {{"core", c}, {"bytes", 0}, {"high_water", 0}, {"kernel", nullptr}};
+  bool fits = true;
+  for (size_t ki = 0; ki < kernels.size() && ki < pcs.size(); ++ki) {
+    nlohmann::json& k = kernels[ki];
+    const KernelPcs& kp = pcs[ki];
+    nlohmann::json live = nlohmann::json::array(), cores = nlohmann::json::array();
+    for (size_t c = 0; c < ncores; ++c)
+      if (kp.last[c] > kp.first[c]) {  // more than the closing barrier
+        live.push_back({c, kp.first[c], kp.last[c]});
+        cores.push_back(c);
+      }
+    if (!k.contains("lx")) continue;
+    int64_t bytes = 0, high = 0;
+    for (auto& b : k["lx"]["plan"]) {
+      plant(b, err, cfg.stick_bytes);
+      bytes += b["bytes"].get<int64_t>();
+      high = std::max(high, b["offset"].get<int64_t>() + b["bytes"].get<int64_t>());
+      buffers.push_back({{"buffer", b["buffer"]},
+                         {"kernel", k["name"]},
+                         {"kernel_id", k["id"]},
+                         {"offset", b["offset"]},
+                         {"bytes", b["bytes"]},
+                         {"cores", cores},
+                         {"live", live}});
+    }
+    if (err != LxPlanError::None) k["lx"]["peak_bytes"] = high;
+    for (const auto& l : live) {
+      auto& p = peak[l[0].get<size_t>()];
+      if (bytes > p["bytes"].get<int64_t>())
+        p = {{"core", l[0]}, {"bytes", bytes}, {"high_water", high}, {"kernel", k["name"]}};
+    }
+    fits = fits && high <= cfg.lx_usable_bytes();
+  }
+  nlohmann::json peaks = nlohmann::json::array();
+  for (auto& p : peak) peaks.push_back(p);
+  return {{"format", "spyre-lx-plan/1"},
+          {"pc", "index into the core's instruction stream; live = [core, first_pc, last_pc]"},
+          {"usable_bytes", cfg.lx_usable_bytes()},
+          {"size_bytes", cfg.lx_size_bytes},
+          {"fits", fits},
+          {"buffers", buffers},
+          {"peak", peaks},
+          {"spills", nlohmann::json::array()}};
+}
+
+}  // namespace spyre::compiler

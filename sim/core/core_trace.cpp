@@ -1,0 +1,123 @@
+// Core tracing: instruction spans with structured args (core, pc, kernel, the LX bytes the
+// instruction reads and writes) and sequencer spans. Called only when tracing is on, so none
+// of this costs anything when it is off.
+#include <algorithm>
+
+#include "spyre/sim/chip.h"
+#include "spyre/sim/core.h"
+
+namespace spyre::sim {
+
+using isa::Opcode;
+using traces::LxAccess;
+
+namespace {
+// Adds `rows` rows of `bytes` at base + r*stride.
+void add_rows(std::vector<LxAccess>& out, int64_t base, int64_t bytes, int64_t rows, int64_t stride,
+              bool write) {
+  if (bytes <= 0) return;
+  for (int64_t r = 0; r < rows; ++r) out.push_back({base + r * stride, bytes, write});
+}
+
+// Sorted, disjoint ranges: reads first, then writes, each by address; touching or overlapping
+// ranges of one kind merged. So the list is the exact set of bytes read and the set written.
+void normalise(std::vector<LxAccess>& v) {
+  std::sort(v.begin(), v.end(), [](const LxAccess& a, const LxAccess& b) {
+    return a.write != b.write ? !a.write : a.addr < b.addr;
+  });
+  std::vector<LxAccess> out;
+  for (const LxAccess& x : v) {
+    if (!out.empty() && out.back().write == x.write &&
+        x.addr <= out.back().addr + out.back().bytes) {
+      out.back().bytes = std::max(out.back().bytes, x.addr + x.bytes - out.back().addr);
+      continue;
+    }
+    out.push_back(x);
+  }
+  v.swap(out);
+}
+}  // namespace
+
+std::string_view Core::kernel_name(const isa::Instr& in) const {
+  return in.kernel < env_.program.kernels.size() ? std::string_view(env_.program.kernels[in.kernel])
+                                                 : std::string_view();
+}
+
+std::vector<LxAccess> Core::lx_accesses(const isa::Instr& in) const {
+  std::vector<LxAccess> out;
+  switch (in.op) {
+    case Opcode::DmaLoad:
+    case Opcode::DmaStore: {
+      const bool load = in.op == Opcode::DmaLoad;
+      for (int64_t o = 0; o < in.get("outer"); ++o)
+        for (int64_t rep = 0; rep < in.get("reps"); ++rep)
+          add_rows(out, in.get("lx") + o * in.get("lx_outer") + rep * in.get("lx_rep"),
+                   in.get("bytes"), in.get("rows"), in.get("lx_stride"), load);
+      break;
+    }
+    case Opcode::DmaGather: {
+      const int64_t isz = in.get("idt") == static_cast<int64_t>(isa::DType::I32) ? 4 : 8;
+      add_rows(out, in.get("idx"), in.get("n") * isz, 1, 0, false);
+      add_rows(out, in.get("lx"), in.get("bytes"), in.get("n"), in.get("lx_stride"), true);
+      break;
+    }
+    case Opcode::RingSend:
+    case Opcode::RingReduce:  // this core's source; the write lands in dst_core's LX
+      add_rows(out, in.get("src"), in.get("bytes"), 1, 0, false);
+      break;
+    case Opcode::PtMatmul: {
+      const std::vector<LxRegion> r = lx_regions(in);  // A, B, C
+      for (size_t k = 0; k < r.size(); ++k) {
+        const bool c = k == 2;
+        add_rows(out, r[k].base, r[k].row_bytes, r[k].rows, r[k].row_stride, c);
+        if (c && (in.get("flags") & 1))  // accumulate: C is read too
+          add_rows(out, r[k].base, r[k].row_bytes, r[k].rows, r[k].row_stride, false);
+      }
+      break;
+    }
+    default: {
+      if (isa::op_info(in.op).unit != isa::Unit::Sfp) break;
+      // lx_regions lists the operands present in the order dst, a, b, c; every SFP op has dst.
+      const std::vector<LxRegion> r = lx_regions(in);
+      for (size_t k = 0; k < r.size(); ++k)
+        add_rows(out, r[k].base, r[k].row_bytes, r[k].rows, r[k].row_stride, k == 0);
+      if (in.op == Opcode::SfpReduce && in.get("acc") && !r.empty())
+        add_rows(out, r[0].base, r[0].row_bytes, r[0].rows, r[0].row_stride, false);
+      break;
+    }
+  }
+  normalise(out);
+  return out;
+}
+
+void Core::trace_instr(int q, const isa::Instr& in, Cycle now) {
+  QueueState& s = q_[q];
+  const std::vector<LxAccess> lx = lx_accesses(in);
+  const std::string detail = operand_summary(in);
+  std::vector<traces::Arg> extra;
+  if (in.op == Opcode::RingSend || in.op == Opcode::RingReduce)
+    extra.push_back(traces::Arg::num("dst_core", in.get("dst_core")));
+  traces::SpanArgs a;
+  a.kernel = kernel_name(in);
+  a.core = id_;
+  a.pc = static_cast<int64_t>(s.cur);
+  a.detail = detail;
+  a.lx = lx.empty() ? nullptr : &lx;
+  a.extra = extra.empty() ? nullptr : &extra;
+  env_.trace->span(s.track, isa::op_info(in.op).mnemonic, s.start, now - s.start, a);
+  s.has_last = true;
+  s.last_start = s.start;
+}
+
+void Core::trace_seq(const char* what, Cycle from, Cycle to) {
+  traces::SpanArgs a;
+  a.core = id_;
+  a.pc = static_cast<int64_t>(pc_);
+  if (pc_ < stream_->size()) a.kernel = kernel_name(instr(pc_));
+  std::string name = what;
+  if (name == "stall")
+    name += " " + std::string(isa::queue_name(static_cast<isa::Queue>(stall_queue_)));
+  env_.trace->span(seq_track_, name, from, to - from, a);
+}
+
+}  // namespace spyre::sim

@@ -1,0 +1,128 @@
+// Matmul panels (divide.h): A (B) tiles of every K step kept in LX across the n (m) tiles of a
+// block. Each case compiles a GEMM whose LX is made small enough (arch override) that the
+// cost model keeps a panel, checks that it did, runs it on the simulator and compares with a
+// plain C++ reference (fp16 inputs, fp32 accumulation, fp16 output). Tolerance as e2e_test:
+// max |error| <= 1e-2 * RMS(reference).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "compiler_test_util.h"
+#include "spyre/compiler/compile.h"
+#include "spyre/error.h"
+#include "spyre/sim/simulate.h"
+
+namespace spyre::compiler {
+namespace {
+
+float round_f16(float v) { return isa::f16_to_f32(isa::f32_to_f16(v)); }
+
+// C = A @ B (B row-major [K, N]) or C = A @ W^T (W [N, K]), fp16.
+nlohmann::json gemm_ir(int64_t m, int64_t n, int64_t k, bool bt) {
+  auto view = [](const std::string& b, int64_t r, int64_t c, bool t) {
+    return nlohmann::json{{"buffer", b},
+                          {"dtype", "float16"},
+                          {"offset", 0},
+                          {"size", {r, c}},
+                          {"stride", t ? nlohmann::json{1, r} : nlohmann::json{c, 1}}};
+  };
+  auto buf = [](const std::string& name, const std::string& kind, int64_t r, int64_t c) {
+    return nlohmann::json{{"dtype", "float16"}, {"kind", kind},   {"name", name},
+                          {"offset", 0},        {"size", {r, c}}, {"stride", {c, 1}},
+                          {"view_of", nullptr}};
+  };
+  nlohmann::json node = {
+      {"aten", {"aten.mm.default"}},
+      {"constant_args", nlohmann::json::array()},
+      {"inputs", {view("arg0_1", m, k, false), view("arg1_1", k, n, bt)}},
+      {"kernel", "extern_kernels.mm"},
+      {"kind", "extern"},
+      {"kwargs", nlohmann::json::object()},
+      {"layout", {{"dtype", "float16"}, {"offset", 0}, {"size", {m, n}}, {"stride", {n, 1}}}},
+      {"name", "op0"},
+      {"op_overload", "aten.mm.out"},
+      {"origins", {"mm"}},
+      {"outputs", {"buf0"}},
+      {"source", "matmul_panel_test.cpp:1"}};
+  return {{"buffers",
+           {buf("arg0_1", "input", m, k),
+            bt ? buf("arg1_1", "input", n, k) : buf("arg1_1", "input", k, n),
+            buf("buf0", "output", m, n)}},
+          {"graph", "graph_0"},
+          {"inputs", {"arg0_1", "arg1_1"}},
+          {"nodes", {node}},
+          {"outputs", {view("buf0", m, n, false)}},
+          {"schema", "spyre-sim-ir"},
+          {"stage", "scheduler"},
+          {"torch_version", "2.13.0+cpu"},
+          {"version", 1}};
+}
+
+// Compiles and runs the GEMM on `tiny` with `lx_bytes` of LX and the forced split; returns
+// the kernel's report after checking the output against the reference.
+nlohmann::json run_gemm(int64_t m, int64_t n, int64_t k, bool bt, const std::string& split,
+                        int64_t lx_bytes) {
+  const auto cfg = arch::load_arch("tiny", {"lx.size_bytes=" + std::to_string(lx_bytes)});
+  CompileOptions opts;
+  opts.set("matmul_split", split);
+  CompileResult c = compile(gemm_ir(m, n, k, bt), cfg, opts, "gemm.json");
+  sim::DeviceMemory mem(c.program.dram_bytes, 0);
+  std::mt19937 rng(99);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n));
+  for (const auto& in : c.inputs) {
+    std::vector<float>& t = in.name == "arg0_1" ? a : b;
+    for (size_t i = 0; i < t.size(); ++i) {
+      t[i] = round_f16(normal(rng));
+      isa::store_element(mem.data() + test::addr_of(in, static_cast<int64_t>(i)), in.dtype, t[i]);
+    }
+  }
+  sim::simulate(c.program, cfg, mem);
+  const auto& ob = c.outputs.at(0);
+  double sq = 0, worst = 0;
+  std::vector<float> want(static_cast<size_t>(m * n));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float acc = 0;
+      for (int64_t q = 0; q < k; ++q)
+        acc +=
+            a[static_cast<size_t>(i * k + q)] * b[static_cast<size_t>(bt ? j * k + q : q * n + j)];
+      want[static_cast<size_t>(i * n + j)] = round_f16(acc);
+      sq += static_cast<double>(acc) * acc;
+    }
+  const double rms = std::sqrt(sq / static_cast<double>(m * n));
+  for (int64_t i = 0; i < m * n; ++i) {
+    const float got =
+        static_cast<float>(isa::load_element(mem.data() + test::addr_of(ob, i), ob.dtype));
+    worst = std::max(worst, std::fabs(static_cast<double>(got - want[static_cast<size_t>(i)])));
+  }
+  EXPECT_LE(worst, 1e-2 * rms) << split << " " << m << "x" << n << "x" << k;
+  return c.report["kernels"][0];
+}
+
+// A panel has one LX slot per K step of the block.
+void expect_panel(const nlohmann::json& kr, const char* which, int64_t kb) {
+  EXPECT_TRUE(kr["split"]["panel"][which].get<bool>()) << kr["split"].dump();
+  const int64_t tk = kr["tiles"]["tk"].get<int64_t>();
+  EXPECT_LT(tk, kb) << kr["tiles"].dump();  // several K steps: a panel, not one tile
+  EXPECT_EQ(kr["tiles"][std::string(which) + "_slots"].get<int64_t>(), (kb + tk - 1) / tk)
+      << kr["tiles"].dump();
+}
+
+TEST(MatmulPanel, BPanelOverMTilesMatchesReference) {
+  // n split: A is multicast, each core's B block stays in LX as a panel while A streams.
+  for (bool bt : {false, true})
+    expect_panel(run_gemm(256, 512, 1024, bt, "1,1,4,1", 448 * 1024), "b", 1024);
+}
+
+TEST(MatmulPanel, APanelOverNTilesMatchesReference) {
+  // m split: B is multicast, each core's A rows (96 x 384) stay in LX as a panel while B
+  // streams over the block's n tiles.
+  expect_panel(run_gemm(384, 384, 384, false, "1,4,1,1", 512 * 1024), "a", 384);
+}
+
+}  // namespace
+}  // namespace spyre::compiler

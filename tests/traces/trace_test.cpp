@@ -1,0 +1,219 @@
+// What the simulator records: instruction spans with core/pc/kernel/LX args, sequencer spans,
+// token flows, DRAM bandwidth counters; and that both writers are deterministic.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "../sim/sim_test_util.h"
+#include "recording_sink.h"
+#include "spyre/sim/env.h"
+#include "spyre/traces/chrome.h"
+#include "spyre/traces/filter.h"
+#include "spyre/traces/perfetto.h"
+
+namespace spyre::sim {
+namespace {
+
+using namespace test;
+using traces::testing::RecordingSink;
+
+RecordingSink record() {
+  RecordingSink sink;
+  SimOptions o;
+  o.trace = &sink;
+  run(program(2, kProducerConsumer, 4096), config(2), o);
+  return sink;
+}
+
+TEST(Trace, InstructionSpansCarryCorePcKernelAndLxAccesses) {
+  RecordingSink s = record();
+  const auto* un = s.find("core 1", "sfp0", "sfp.un");
+  ASSERT_NE(un, nullptr);
+  EXPECT_EQ(un->core, 1);
+  EXPECT_EQ(un->pc, 4);  // wait, load, sig, wait, un
+  EXPECT_EQ(un->kernel, "consume");
+  // 64 f16 read from 256 and written to 512: reads first, then writes
+  ASSERT_EQ(un->lx.size(), 2u);
+  EXPECT_EQ(un->lx[0].addr, 256);
+  EXPECT_EQ(un->lx[0].bytes, 128);
+  EXPECT_FALSE(un->lx[0].write);
+  EXPECT_EQ(un->lx[1].addr, 512);
+  EXPECT_EQ(un->lx[1].bytes, 128);
+  EXPECT_TRUE(un->lx[1].write);
+  const auto* load = s.find("core 1", "dma_in", "dma.load");
+  ASSERT_NE(load, nullptr);
+  ASSERT_EQ(load->lx.size(), 1u);
+  EXPECT_EQ(load->lx[0].addr, 256);
+  EXPECT_TRUE(load->lx[0].write);
+  const auto* store = s.find("core 0", "dma_out", "dma.store");
+  ASSERT_NE(store, nullptr);
+  ASSERT_EQ(store->lx.size(), 1u);
+  EXPECT_FALSE(store->lx[0].write);
+  // every core unit has a track, plus the sequencer
+  for (const char* t : {"seq", "dma_in", "dma_out", "pt0", "pt1", "sfp0", "sfp1", "ring"})
+    EXPECT_NE(std::find(s.tracks.begin(), s.tracks.end(),
+                        std::make_pair(std::string("core 0"), std::string(t))),
+              s.tracks.end())
+        << t;
+}
+
+TEST(Trace, TokenFlowsGoFromTheProducingToTheReleasedInstruction) {
+  RecordingSink s = record();
+  auto span_at = [&](int track, uint64_t t) -> const RecordingSink::Span* {
+    const auto& [g, tr] = s.tracks[static_cast<size_t>(track)];
+    for (const auto& sp : s.spans)
+      if (sp.group == g && sp.track == tr && sp.start == t) return &sp;
+    return nullptr;
+  };
+  std::vector<std::string> arrows;
+  for (const auto& f : s.flows) {
+    const auto* a = span_at(f.src, f.src_t);
+    const auto* b = span_at(f.dst, f.dst_t);
+    ASSERT_NE(a, nullptr);
+    ASSERT_NE(b, nullptr);
+    EXPECT_LE(a->start + a->dur, b->start);  // the consumer starts after the producer ends
+    arrows.push_back(a->group + "/" + a->name + " -> " + b->group + "/" + b->name);
+  }
+  const std::vector<std::string> want = {
+      "core 0/sfp.fill -> core 0/dma.store", "core 0/dma.store -> core 1/dma.load",
+      "core 1/dma.load -> core 1/sfp.un", "core 1/sfp.un -> core 1/dma.store"};
+  EXPECT_EQ(arrows, want);
+  for (size_t i = 0; i < s.flows.size(); ++i) EXPECT_EQ(s.flows[i].id, i + 1);
+}
+
+TEST(Trace, DramCounterIntegratesToTheBytesMoved) {
+  RecordingSink s;
+  SimOptions o;
+  o.trace = &s;
+  auto r = run(program(2, kProducerConsumer, 4096), config(2), o);
+  const auto cfg = config(2);
+  double bytes = 0;
+  uint64_t last = 0;
+  for (const auto& c : s.counters) {
+    if (c.group != "dram") continue;
+    EXPECT_EQ(c.t % kTraceWindowCycles, 0u);
+    EXPECT_GE(c.t, last);  // in time order
+    last = c.t;
+    bytes += c.value / cfg.clock_ghz * static_cast<double>(kTraceWindowCycles);
+  }
+  EXPECT_NEAR(bytes, static_cast<double>(r.dram_read_bytes + r.dram_write_bytes), 1e-6);
+  EXPECT_EQ(s.counters.back().value, 0.0);  // the counter drops to 0 after the last window
+}
+
+TEST(Trace, SequencerStallsAndBarriersAreSpans) {
+  const char* prog = R"(.kernel 0 k
+.core 0
+.k 0
+  sfp.fill cl=0 dt=f16 dst=0 dst_rs=64 dst_cs=1 rows=64 cols=64 value=1
+  barrier
+  halt
+.core 1
+.k 0
+  barrier
+  halt
+)";
+  RecordingSink s;
+  SimOptions o;
+  o.trace = &s;
+  run(program(2, prog, 4096), config(2), o);
+  const auto* drain = s.find("core 0", "seq", "drain");
+  const auto* fill = s.find("core 0", "sfp0", "sfp.fill");
+  ASSERT_NE(drain, nullptr);
+  ASSERT_NE(fill, nullptr);
+  EXPECT_EQ(drain->start + drain->dur, fill->start + fill->dur);  // waits for the fill to end
+  const auto* b1 = s.find("core 1", "seq", "barrier");
+  const auto* chip = s.find("chip", "barrier", "barrier");
+  ASSERT_NE(b1, nullptr);
+  ASSERT_NE(chip, nullptr);
+  EXPECT_EQ(b1->start + b1->dur, chip->start + chip->dur);  // released when the barrier opens
+}
+
+std::string slurp(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string write_trace(const std::string& name, const std::string& filter = {}) {
+  auto path = (std::filesystem::temp_directory_path() / name).string();
+  traces::TraceMeta m;
+  m.clock_ghz = config(2).clock_ghz;
+  m.graph = "producer_consumer";
+  m.cores = 2;
+  {
+    traces::TraceOutput out(path, m, filter);
+    SimOptions o;
+    o.trace = out.sink();
+    run(program(2, kProducerConsumer, 4096), config(2), o);
+    out.finish();
+  }
+  std::string text = slurp(path);
+  std::filesystem::remove(path);
+  return text;
+}
+
+TEST(Trace, SameRunGivesByteIdenticalFiles) {
+  for (const char* name : {"spyre_trace_det.json", "spyre_trace_det.pftrace"}) {
+    const std::string a = write_trace(name), b = write_trace(name);
+    EXPECT_GT(a.size(), 100u) << name;
+    EXPECT_EQ(a, b) << name;
+  }
+}
+
+TEST(Trace, ChromeJsonHasMetadataFirstAndOneEventPerLine) {
+  std::istringstream in(write_trace("spyre_trace_lines.json"));
+  std::string line;
+  std::getline(in, line);
+  ASSERT_EQ(line.back(), ',');
+  auto head = nlohmann::json::parse(line.substr(0, line.size() - 1) + "}");
+  EXPECT_EQ(head["metadata"]["format"], "chrome-json");
+  EXPECT_EQ(head["metadata"]["graph"], "producer_consumer");
+  EXPECT_EQ(head["metadata"]["cores"], 2);
+  EXPECT_DOUBLE_EQ(head["metadata"]["clock_ghz"].get<double>(), config(2).clock_ghz);
+  std::getline(in, line);
+  EXPECT_EQ(line, "\"traceEvents\":[");
+  int events = 0, flows = 0;
+  while (std::getline(in, line)) {
+    if (line == "]}") break;
+    if (line.empty()) continue;
+    if (line.back() == ',') line.pop_back();
+    auto e = nlohmann::json::parse(line);  // throws if a line is not one whole event
+    ++events;
+    flows += e["ph"] == "s";
+  }
+  EXPECT_GT(events, 20);
+  EXPECT_EQ(flows, 4);
+}
+
+TEST(Trace, FilterKeepsOnlyTheChosenUnitsCoresAndWindow) {
+  RecordingSink all = record();
+  RecordingSink inner;
+  traces::FilteringSink f(inner, traces::parse_trace_filter("unit=sfp,dma_in; core=1"));
+  SimOptions o;
+  o.trace = &f;
+  run(program(2, kProducerConsumer, 4096), config(2), o);
+  size_t want = 0;
+  for (const auto& s : all.spans)
+    want += s.group == "core 1" && (s.track == "sfp0" || s.track == "dma_in");
+  EXPECT_EQ(inner.spans.size(), want);
+  for (const auto& s : inner.spans) EXPECT_EQ(s.group, "core 1");
+  EXPECT_TRUE(inner.counters.empty());  // dram dropped
+  ASSERT_EQ(inner.flows.size(), 1u);    // load -> sfp.un only: both ends kept
+  // window: only spans overlapping it
+  const auto* un = all.find("core 1", "sfp0", "sfp.un");
+  RecordingSink w;
+  traces::FilteringSink fw(w, traces::parse_trace_filter("window=" + std::to_string(un->start) +
+                                                         ":" + std::to_string(un->start + 1)));
+  o.trace = &fw;
+  run(program(2, kProducerConsumer, 4096), config(2), o);
+  for (const auto& s : w.spans)
+    EXPECT_TRUE(s.start <= un->start && (s.start + s.dur > un->start || s.dur == 0)) << s.name;
+  EXPECT_NE(w.find("core 1", "sfp0", "sfp.un"), nullptr);
+}
+
+}  // namespace
+}  // namespace spyre::sim

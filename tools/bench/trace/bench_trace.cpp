@@ -1,0 +1,116 @@
+// Cost of tracing: simulation wall time of one compiled GEMM (timing-only) with tracing off,
+// Chrome JSON, Perfetto protobuf, and a filtered Perfetto trace, as ratios to "off", side by
+// side in one run, with the trace file sizes. Each case is the best of --repeat runs.
+//
+// Usage: spyre_bench_trace [--m M --n N --k K] [--repeat R] [--filter SPEC] [--dir DIR]
+//                          [--arch NAME] [--set key=value]...
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "../mm_ir.h"
+#include "spyre/error.h"
+#include "spyre/runner/runner.h"
+#include "spyre/traces/filter.h"
+
+namespace {
+
+using namespace spyre;
+using Clock = std::chrono::steady_clock;
+
+struct Case {
+  const char* name;
+  std::string file;  // empty: tracing off
+  std::string filter;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int64_t m = 1024, n = 1024, k = 2048;  // a 40 MiB JSON trace: big enough to time, small to keep
+  int repeat = 3;
+  std::string arch_name = "spyre", filter = "unit=pt,dma;core=0-3";
+  std::string dir = std::filesystem::temp_directory_path().string();
+  std::vector<std::string> sets;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "%s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--m")
+      m = std::stoll(next());
+    else if (a == "--n")
+      n = std::stoll(next());
+    else if (a == "--k")
+      k = std::stoll(next());
+    else if (a == "--repeat")
+      repeat = std::max(1, std::stoi(next()));
+    else if (a == "--filter")
+      filter = next();
+    else if (a == "--dir")
+      dir = next();
+    else if (a == "--arch")
+      arch_name = next();
+    else if (a == "--set")
+      sets.push_back(next());
+    else {
+      std::fprintf(stderr,
+                   "usage: %s [--m M --n N --k K] [--repeat R] [--filter SPEC] [--dir DIR] "
+                   "[--arch NAME] [--set key=value]...\n",
+                   argv[0]);
+      return 2;
+    }
+  }
+  try {
+    runner::Settings s{arch_name, sets};
+    const auto exe = runner::Executable::from_ir(
+        bench::mm_ir(m, n, k, "tools/bench/trace/bench_trace.cpp:1"), s, "<bench>");
+    const isa::Program& p = exe.program();
+    std::printf(
+        "arch %s, %lld cores at %.2f GHz; GEMM %lldx%lldx%lld fp16, %zu instructions, "
+        "timing-only, best of %d\n",
+        exe.config().name.c_str(), static_cast<long long>(exe.config().cores),
+        exe.config().clock_ghz, static_cast<long long>(m), static_cast<long long>(n),
+        static_cast<long long>(k), p.num_instructions(), repeat);
+    const std::string base = (std::filesystem::path(dir) / "spyre_bench_trace").string();
+    const std::vector<Case> cases = {{"off", "", ""},
+                                     {"chrome json", base + ".json", ""},
+                                     {"perfetto", base + ".pftrace", ""},
+                                     {"perfetto filtered", base + ".filtered.pftrace", filter}};
+    std::printf("%-20s %9s %10s %14s %12s\n", "tracing", "wall_s", "vs off", "cycles/wall_s",
+                "file_MiB");
+    double off = 0;
+    for (const Case& c : cases) {
+      double best = 1e300;
+      uint64_t cycles = 0;
+      for (int r = 0; r < repeat; ++r) {
+        runner::RunOptions o;
+        o.timing_only = true;
+        o.trace_path = c.file;
+        o.trace_filter = c.filter;
+        auto t0 = Clock::now();
+        cycles = exe.run({}, o).sim.cycles;
+        best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
+      }
+      if (c.file.empty()) off = best;
+      const double mib = c.file.empty()
+                             ? 0.0
+                             : static_cast<double>(std::filesystem::file_size(c.file)) / (1 << 20);
+      std::printf("%-20s %9.3f %9.2fx %14.4g %12.2f\n", c.name, best, best / off,
+                  static_cast<double>(cycles) / best, mib);
+      if (!c.file.empty()) std::filesystem::remove(c.file);
+    }
+    std::printf("filter: %s\n", filter.c_str());
+  } catch (const Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}
