@@ -107,3 +107,37 @@ def test_unreadable_files_raise_trace_error(tmp_path):
         open_trace(str(bad))
     with pytest.raises(TraceError, match="no such file"):
         open_trace(str(tmp_path / "missing.pftrace"))
+
+
+def test_lx_planned_bytes_per_core_follow_the_compile_report(cli, tmp_path):
+    trace = run(cli, tmp_path / "t.json")
+    report = json.loads((tmp_path / "t.json.o" / "report.json").read_text())
+    want = {}  # (core, kernel id) -> planned bytes that core holds in that kernel
+    for b in report["lx_plan"]["buffers"]:
+        for c in b["cores"]:
+            want[(c, b["kernel_id"])] = want.get((c, b["kernel_id"]), 0) + b["bytes"]
+    assert want
+    events = list(open_trace(str(trace)).events())
+    kernels = {e["args"]["kernel_id"]: e for e in events
+               if e["ph"] == "span" and e["group"] == "chip" and e["track"] == "kernels"}
+    samples = {}
+    for e in events:
+        if e["ph"] == "counter" and e["name"] == "lx planned bytes" and e["group"] != "chip":
+            samples.setdefault(int(e["group"].split()[1]), []).append((e["t"], e["value"]))
+    for (core, kid), nbytes in want.items():
+        start, end = kernels[kid]["start"], kernels[kid]["start"] + kernels[kid]["dur"]
+        held = [v for t, v in samples[core] if start <= t < end]
+        assert held == [nbytes], (core, kid, samples[core])
+        assert (end, 0) in samples[core]
+
+
+def test_trace_filter_applies_to_model_files(cli, tmp_path):
+    out = tmp_path / "t.pftrace"
+    r = cli("run", ROOT / "tools" / "models" / "matmul.py", "--arch", "tiny", "--out",
+            tmp_path / "o", "--trace", out, "--trace-filter", "unit=pt;core=1")
+    assert r.returncode == 0, r.stderr
+    events = list(open_trace(str(out)).events())
+    assert events and all(e["ph"] == "span" for e in events)
+    assert {(e["group"], e["track"]) for e in events} <= {("core 1", "pt0"), ("core 1", "pt1")}
+    bad = cli("run", ROOT / "tools" / "models" / "matmul.py", "--trace-filter", "core=3-1")
+    assert bad.returncode == 2 and "core" in bad.stderr

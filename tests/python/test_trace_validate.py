@@ -235,3 +235,19 @@ def test_planted_harmful_fusion_is_flagged(cli, tmp_path, capsys):
     assert (code2, res2["fusion"]) == (code, res["fusion"]) and "warnings" not in res2
     # (op6+op7, predicted to save, also costs cycles with this K split: a real misprediction
     # the check finds without any planting; see compiler/README.md.)
+
+
+def test_model_file_run_saves_its_ir_and_validates_with_the_fusion_check(cli, tmp_path):
+    import pathlib
+    model = pathlib.Path(__file__).resolve().parents[2] / "tools" / "models" / "mlp_block.py"
+    out = tmp_path / "o"
+    r = cli("run", model, "--arch", "tiny", "--out", out)
+    assert r.returncode == 0, r.stderr
+    report = json.loads((out / "report.json").read_text())
+    assert report["file"] == str(out / "graph_0.ir.json") and (out / "graph_0.ir.json").exists()
+    line = next(x for x in r.stdout.splitlines() if x.lstrip().startswith("validate"))
+    assert "--skip-fusion" not in line
+    v = cli("trace", "validate", out / "trace.json", "--report", out / "report.json", "--json")
+    assert v.returncode == 0, v.stdout + v.stderr
+    res = json.loads(v.stdout)
+    assert res["fusion"] and all(row["simulated"] is not None for row in res["fusion"])

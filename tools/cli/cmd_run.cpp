@@ -50,8 +50,6 @@ int run_command(const RunArgs& a) {
   nlohmann::json summary, report;
   runner::Settings settings{a.arch, a.sets};
   if (ends_with(a.target, ".py")) {
-    if (!a.trace_filter.empty())
-      throw Error("--trace-filter", "not supported for model files yet (use an IR or program)");
     ModelRun m = run_model_file(a, trace, out);
     summary = nlohmann::json::parse(m.summary_json);
     if (!m.report_json.empty()) report = nlohmann::json::parse(m.report_json);
@@ -77,16 +75,20 @@ int run_command(const RunArgs& a) {
     // One-line follow-ups: the trace tools read what this run just wrote.
     std::string tr = summary["trace"].get<std::string>();
     std::string rep = report.is_null() ? "" : (std::filesystem::path(out) / "report.json").string();
-    std::cout << "  view              spyre-sim trace view " << tr << " -o "
+    std::cout << "  view              " << a.program << " trace view " << tr << " -o "
               << (std::filesystem::path(out) / "view.html").string()
               << (rep.empty() ? "" : " --report " + rep) << "\n";
-    std::cout << "  report            spyre-sim trace report " << tr
+    std::cout << "  report            " << a.program << " trace report " << tr
               << (rep.empty() ? "" : " --report " + rep) << "\n";
-    // validate checks the trace against the compile report; a model file's captured graph is
-    // not saved, so its fusion decisions cannot be re-simulated (--skip-fusion).
+    // validate checks the trace against the compile report and re-simulates the fusion
+    // decisions from the IR the report names (a model file's run saves it in the output
+    // folder); several subgraphs have no single IR, so their fusion check is skipped.
+    const bool has_ir = report.is_object() && report.contains("file") &&
+                        report["file"].is_string() &&
+                        ends_with(report["file"].get<std::string>(), ".json");
     if (!rep.empty())
-      std::cout << "  validate          spyre-sim trace validate " << tr << " --report " << rep
-                << (ends_with(a.target, ".py") ? " --skip-fusion" : "") << "\n";
+      std::cout << "  validate          " << a.program << " trace validate " << tr << " --report "
+                << rep << (has_ir ? "" : " --skip-fusion") << "\n";
   }
   const auto& m = summary["outputs_match"];
   return (m.is_boolean() && !m.get<bool>()) ? 1 : 0;

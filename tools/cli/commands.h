@@ -16,6 +16,7 @@ struct RunArgs {
   bool json = false;
   bool timing_only = false;
   bool debug = false;
+  std::string program = "spyre-sim";  // argv[0]: how the printed follow-up commands call us
 };
 
 int run_command(const RunArgs& a);

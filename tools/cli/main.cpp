@@ -34,6 +34,7 @@ int dispatch(int argc, char** argv) {
   app.add_flag("--debug", debug, "show internal tracebacks on errors");
 
   RunArgs run;
+  run.program = argv[0];
   auto* r = app.add_subcommand(
       "run", "compile and simulate a model file (.py), an IR (.json) or a program (.s/.bin)");
   r->add_option("target", run.target, "model .py, IR .json, or program .s/.bin")->required();

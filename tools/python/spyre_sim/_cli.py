@@ -9,7 +9,7 @@ class ModelFileError(Exception):
     pass
 
 
-def run_model_file(path, arch, sets, trace, out, timing_only):
+def run_model_file(path, arch, sets, trace, out, timing_only, trace_filter=""):
     from .api import run
 
     if not os.path.exists(path):
@@ -20,6 +20,7 @@ def run_model_file(path, arch, sets, trace, out, timing_only):
             raise ModelFileError(f"{path}: defines no `{name}` (a model file defines `model` "
                                  "and `example_inputs`)")
     result = run(namespace["model"], namespace["example_inputs"], arch=arch, set=list(sets),
-                 trace=trace, timing_only=timing_only)
+                 trace=trace, timing_only=timing_only, trace_filter=trace_filter,
+                 save_ir=out)
     report = result.reports[0] if len(result.reports) == 1 else {"subgraphs": result.reports}
     return json.dumps(result.summary), json.dumps(report)

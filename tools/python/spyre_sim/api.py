@@ -77,15 +77,19 @@ def compare(actual, expected):
 
 
 def run(fn, inputs, arch: Optional[str] = None, set=None, trace: Optional[str] = None,
-        timing_only: bool = False, compare_eager: bool = True) -> Result:
+        timing_only: bool = False, compare_eager: bool = True,
+        trace_filter: Optional[str] = None, save_ir: Optional[str] = None) -> Result:
     """Compile `fn` (a module or function) for the chip, run it on `inputs` in the simulator.
 
     arch: preset name or YAML file ("spyre" by default); set: ["key=value", ...] overrides;
-    trace: Chrome trace path (several subgraphs get .1, .2 suffixes)."""
+    trace: trace path, `.pftrace` for Perfetto protobuf, else Chrome JSON (several subgraphs
+    get .1, .2 suffixes); trace_filter: what to keep, as `spyre-sim run --trace-filter`
+    (`unit=pt,dma;core=0-3;window=A:B`); save_ir: a folder where each captured graph's IR JSON
+    is written (`<graph>.ir.json`, named by the compile report's `file`)."""
     import torch._dynamo
 
     inputs = tuple(inputs)
-    sess = _session.Session(arch, set, trace, timing_only)
+    sess = _session.Session(arch, set, trace, timing_only, trace_filter, save_ir)
     torch._dynamo.reset()
     with _session.active(sess), torch.no_grad():
         compiled = torch.compile(fn, backend=_backend.spyre_sim_backend, dynamic=False)

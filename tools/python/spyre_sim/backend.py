@@ -3,6 +3,7 @@ generated), compiled by the C++ compiler for the configured chip, and every call
 compiled graph runs on the SystemC chip model."""
 
 import json
+import os
 
 from . import session as _session
 from . import tensors
@@ -13,8 +14,15 @@ _last = {"result": None}
 
 def _make_runner(ir: dict):
     sess = _session.current()
-    exe = core.Executable.from_ir(json.dumps(ir, sort_keys=True), sess.arch, sess.sets,
-                                  f"<{ir.get('graph', 'graph')}>")
+    text = json.dumps(ir, sort_keys=True)
+    label = f"<{ir.get('graph', 'graph')}>"
+    if sess.save_ir:  # the report then names a file that `spyre-sim trace validate` can re-run
+        label = os.path.join(sess.save_ir, f"{ir.get('graph', 'graph')}.ir.json")
+        tmp = f"{label}.tmp.{os.getpid()}"
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, label)
+    exe = core.Executable.from_ir(text, sess.arch, sess.sets, label)
     report = json.loads(exe.report)
     sess.reports.append(report)
     in_bindings, out_bindings = exe.inputs, exe.outputs
@@ -26,7 +34,7 @@ def _make_runner(ir: dict):
                 f"{len(in_bindings)}")
         data = [tensors.to_storage(t, b) for t, b in zip(inputs, in_bindings)]
         trace = sess.next_trace_path()
-        out = exe.run(data, trace, sess.timing_only)
+        out = exe.run(data, trace, sess.timing_only, sess.trace_filter)
         summary = json.loads(out["summary"])
         sess.runs.append(summary)
         results = [tensors.from_storage(d, b) for d, b in zip(out["outputs"], out_bindings)]

@@ -1,4 +1,4 @@
-// What the runner adds to a trace: the metadata, and the kernel spans and planned-LX counter
+// What the runner adds to a trace: the metadata, and the kernel spans and planned-LX counters
 // that need the compile report (the simulator does not have it).
 #include <algorithm>
 #include <map>
@@ -26,6 +26,39 @@ traces::TraceMeta trace_meta(const arch::ArchConfig& cfg, const std::string& gra
   m.graph = graph;
   m.cores = cores;
   return m;
+}
+
+// "core N" / "lx planned bytes": the bytes of the compile report's LX plan (`lx_plan.buffers`,
+// each with its kernel and the cores that hold it) that core N holds while each kernel runs,
+// 0 between kernels. Kernels follow each other through barriers, so on one core they never
+// overlap. Like the chip counter, this is the plan on the run's timeline, not a measurement.
+static void trace_lx_per_core(traces::TraceSink& sink, const sim::SimResult& r,
+                              const nlohmann::json& report) {
+  if (!report.is_object() || !report.contains("lx_plan")) return;
+  const auto& plan = report["lx_plan"];
+  if (!plan.contains("buffers") || !plan["buffers"].is_array()) return;
+  std::map<int64_t, std::map<int64_t, int64_t>> held;  // kernel id -> core -> bytes
+  for (const auto& b : plan["buffers"])
+    if (b.contains("kernel_id") && b.contains("bytes") && b.contains("cores"))
+      for (const auto& c : b["cores"])
+        held[b["kernel_id"].get<int64_t>()][c.get<int64_t>()] += b["bytes"].get<int64_t>();
+  std::map<int64_t, double> last;  // core -> last value written
+  auto sample = [&](int64_t core, uint64_t t, double v) {
+    auto it = last.find(core);
+    if (it != last.end() && it->second == v) return;
+    if (it == last.end() && v == 0) return;
+    sink.counter("core " + std::to_string(core), "lx planned bytes", t, v);
+    last[core] = v;
+  };
+  for (size_t i = 0; i < r.kernels.size(); ++i) {
+    const sim::KernelStats& k = r.kernels[i];
+    if (k.end_cycle <= k.start_cycle) continue;
+    auto it = held.find(static_cast<int64_t>(i));
+    if (it == held.end()) continue;
+    for (const auto& [core, bytes] : it->second)
+      sample(core, k.start_cycle, static_cast<double>(bytes));
+    for (const auto& [core, bytes] : it->second) sample(core, k.end_cycle, 0.0);
+  }
 }
 
 void trace_kernels(traces::TraceSink& sink, const sim::SimResult& r, const nlohmann::json& report) {
@@ -85,6 +118,7 @@ void trace_kernels(traces::TraceSink& sink, const sim::SimResult& r, const nlohm
     if (v != last) sink.counter("chip", "lx planned bytes", e.t, v);
     last = v;
   }
+  trace_lx_per_core(sink, r, report);
 }
 
 }  // namespace spyre::runner

@@ -70,8 +70,9 @@ class Executable {
 traces::TraceMeta trace_meta(const arch::ArchConfig& cfg, const std::string& graph, int cores);
 // Kernel spans on track chip/kernels (from the run's first to last instruction of each kernel,
 // over all cores) annotated with the compile report's fusion group and predicted cycles, and
-// the counter chip/"lx planned bytes": the compile report's planned LX peak of the kernels
-// running, per core (the simulator itself does not know buffers, only accesses).
+// the counters chip/"lx planned bytes" (the compile report's planned LX peak of the kernels
+// running) and core N/"lx planned bytes" (the report's lx_plan bytes core N holds in each
+// kernel): the simulator itself does not know buffers, only accesses.
 void trace_kernels(traces::TraceSink& sink, const sim::SimResult& r, const nlohmann::json& report);
 
 // Seeded random storage for a binding (normal-ish values for floats, small ints otherwise).
