@@ -129,6 +129,27 @@ def test_view_writes_a_self_contained_page(run_dir, tmp_path):
     assert "core 0 / pt0" in page and "dram / ch 0" in page
 
 
+def test_view_window_draws_only_the_spans_in_it(run_dir, rep, tmp_path):
+    from spyre_sim.trace.model import load, windowed
+
+    lo, hi = rep["total_cycles"] // 3, rep["total_cycles"] // 2
+    full = load(str(run_dir / "trace.json"))
+    part = windowed(full, lo, hi)
+    n_full = sum(len(t.start) for t in full.tracks.values())
+    n_part = sum(len(t.start) for t in part.tracks.values())
+    assert 0 < n_part < n_full
+    # Exactly the spans that overlap [lo, hi), none lost, none extra.
+    want = sum(1 for t in full.tracks.values() for s, e in zip(t.start, t.ends) if e > lo and s < hi)
+    assert n_part == want
+    out = tmp_path / "w.html"
+    r = run_cli("trace", "view", run_dir / "trace.json", "-o", out, "--window", f"{lo}:{hi}")
+    assert r.returncode == 0, r.stderr
+    assert f"{n_part:,} spans drawn one by one" in r.stdout
+    assert f"Timeline: cycles {lo:,} to {hi:,} only" in out.read_text()
+    bad = run_cli("trace", "view", run_dir / "trace.json", "-o", out, "--window", "5:5")
+    assert bad.returncode == 2 and "--window" in bad.stderr
+
+
 def test_perfetto_trace_gives_the_same_report(run_dir, rep, tmp_path):
     pf = tmp_path / "run.pftrace"
     r = run_cli("run", IR, "--arch", "tiny", "--out", tmp_path / "pf", "--trace", pf)

@@ -8,6 +8,7 @@ import argparse
 import importlib
 import json
 import os
+import re
 import sys
 import time
 
@@ -68,7 +69,13 @@ def cmd_view(a):
     t0 = time.monotonic()
     loaded = _load(a.trace)
     rep = report.build(loaded, _compile_report(a.report), a.report)
-    html, info = view.page(loaded, rep, max_detail=a.max_detail, bins=a.bins)
+    window = None
+    if a.window:
+        m = re.fullmatch(r"\s*(\d+)\s*:\s*(\d+)\s*", a.window)
+        if not m or int(m.group(1)) >= int(m.group(2)):
+            raise InputError(f"--window: {a.window!r} is not A:B cycles with A < B")
+        window = (int(m.group(1)), int(m.group(2)))
+    html, info = view.page(loaded, rep, max_detail=a.max_detail, bins=a.bins, window=window)
     try:
         _write_atomic(a.output, html)
     except OSError as e:
@@ -115,6 +122,8 @@ def parser():
     v.add_argument("--max-detail", type=int, default=60000,
                    help="spans drawn one by one in all (the rest of a track is binned)")
     v.add_argument("--bins", type=int, default=1500, help="time buckets of a binned track")
+    v.add_argument("--window", help="A:B: draw only cycles [A, B) of the timeline (all spans "
+                   "in it, for detail where the whole run is binned)")
     v.set_defaults(func=cmd_view)
     _add_validate(sub)
     return p

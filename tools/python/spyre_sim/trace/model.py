@@ -110,6 +110,34 @@ class Loaded:
         return [t for (g, _), t in self.tracks.items() if g == group]
 
 
+def windowed(loaded, lo, hi):
+    """The part of a loaded trace inside cycles [lo, hi): spans that overlap it (whole), counter
+    samples in it (plus the one in force at lo), flows with an end in it; `end` becomes hi."""
+    import bisect as _b
+    tracks = {}
+    for key, tr in loaded.tracks.items():
+        i = _b.bisect_right(tr.ends, lo)  # first span ending after lo
+        j = _b.bisect_left(tr.start, hi)  # spans starting before hi
+        keep = [k for k in range(i, j) if tr.ends[k] > lo]
+        if not keep:
+            continue
+        w = Track(tr.group, tr.name)
+        for attr in ("start", "dur", "label", "kernel", "cls", "nbytes", "args"):
+            v = getattr(tr, attr)
+            setattr(w, attr, None if v is None else [v[k] for k in keep])
+        w.ends = [tr.ends[k] for k in keep]
+        tracks[key] = w
+    counters = {}
+    for key, (ts, vs) in loaded.counters.items():
+        i = max(_b.bisect_right(ts, lo) - 1, 0)
+        j = _b.bisect_left(ts, hi)
+        if i < j:
+            counters[key] = (ts[i:j], vs[i:j])
+    flows = [f for f in loaded.flows
+             if lo <= f["src"]["t"] < hi or lo <= f["dst"]["t"] < hi]
+    return Loaded(loaded.path, loaded.meta, tracks, counters, flows, hi)
+
+
 def load(path):
     trace = open_trace(path)
     tracks, counters, flows = {}, {}, []

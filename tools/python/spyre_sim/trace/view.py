@@ -7,7 +7,8 @@ max_detail): tracks with at most c spans keep them all; a busier track is drawn 
 fraction per time bucket (`bins` buckets over the run, the bucket's opacity = fraction of the
 bucket the track was working, waits in grey underneath) plus its c longest spans on top, which
 are the ones that matter at any zoom. Why not zoom-dependent detail: it needs every span in the
-page anyway (the page must work offline, without a server), which is exactly the size problem.
+page anyway (the page must work offline, without a server), which is exactly the size problem;
+`window=(lo, hi)` (`--window A:B`) draws one stretch of the run in full detail instead.
 """
 
 import html
@@ -65,15 +66,15 @@ def _label(tr):
     return f"{tr.group} / {tr.name}"
 
 
-def _timeline(loaded, tracks, cap, edges):
+def _timeline(loaded, tracks, cap, edges, lo=0):
     from bokeh.models import (ColumnDataSource, HoverTool, LinearAxis, NumeralTickFormatter,
                               Range1d)
     from bokeh.plotting import figure
 
     labels = [_label(t) for t in tracks]
-    end = max(loaded.end, 1)
+    end = max(loaded.end, lo + 1)
     p = figure(height=ROW_PX * len(labels) + 80, sizing_mode="stretch_width",
-               y_range=list(reversed(labels)), x_range=Range1d(0, end, bounds=(0, end)),
+               y_range=list(reversed(labels)), x_range=Range1d(lo, end, bounds=(lo, end)),
                tools="xpan,xwheel_zoom,box_zoom,reset,save", active_scroll="xwheel_zoom",
                active_drag="xpan", x_axis_label="cycle", output_backend="webgl",
                title="timeline (wheel: zoom time, drag: pan, box: zoom)")
@@ -235,17 +236,25 @@ td:first-child,th:first-child{text-align:left}h2{margin-top:1.2em}
 .chains{font-size:12px;font-family:monospace;white-space:pre-wrap}"""
 
 
-def page(loaded, rep, max_detail=60000, bins=1500):
+def page(loaded, rep, max_detail=60000, bins=1500, window=None):
+    """The page; `window` = (lo, hi) cycles draws only that part of the run on the timeline and
+    the charts (every span in it, up to max_detail), the tables stay those of the whole run."""
     from bokeh.embed import components
     from bokeh.layouts import column
     from bokeh.resources import Resources
 
     t0 = time.monotonic()
     clock = float(rep["clock_ghz"])
+    lo = 0
+    if window is not None:
+        from .model import windowed
+
+        lo, hi = window
+        loaded = windowed(loaded, lo, min(hi, max(loaded.end, lo + 1)))
     tracks = loaded.ordered_tracks()
     cap = per_track_cap([len(t.start) for t in tracks], max_detail)
-    edges = np.linspace(0, max(loaded.end, 1), bins + 1)
-    tl, info = _timeline(loaded, tracks, cap, edges)
+    edges = np.linspace(lo, max(loaded.end, lo + 1), bins + 1)
+    tl, info = _timeline(loaded, tracks, cap, edges, lo)
     plots = [tl, _area("utilisation (busy fraction of the units of each kind)", tl.x_range,
                        _utilisation(loaded, edges), edges)]
     for title, series in _counters(loaded, edges).items():
@@ -258,12 +267,14 @@ def page(loaded, rep, max_detail=60000, bins=1500):
             f"{info['detailed']:,} spans drawn one by one")
     track_rows = [[_label(t), len(t.start), "binned + longest" if len(t.start) > cap else "all"]
                   for t in tracks]
+    window_note = ("" if window is None else
+                   f" Timeline: cycles {lo:,} to {loaded.end:,} only (--window).")
     hdr, krows = kernel_rows(rep)
     phdr, prows, chains = path_rows(rep)
     body = f"""<h1>spyre-sim trace: {html.escape(loaded.path)}</h1>
 <p>{rep['total_cycles']:,} cycles = {rep['device_time_us']:.2f} us at {clock} GHz,
 {rep['cores']} cores, {rep['spans']:,} spans on {rep['tracks']} tracks, {rep['counters']}
-counters. {html.escape(mode)}.</p>
+counters. {html.escape(mode)}.{window_note}</p>
 <p class="key">{key}</p>
 {div}
 <h2>Kernels</h2>{_table(hdr, krows, "kernels")}
