@@ -143,6 +143,21 @@ def test_fusion_decisions_compare_limit_k_minus_1_with_k(tmp_path):
     assert sorted(v["kind"] for v in res["violations"]) == ["harmful", "harmful", "sign"]
 
 
+def test_fusion_that_moves_more_dram_bytes_is_flagged(tmp_path):
+    rep = plan_report(TWO, fusion=[fusion_decision(["op0", "op1"], 100, 80),
+                                   fusion_decision(["op2", "op3"], 90, 70)])
+    rep["file"] = "g.json"
+
+    def sim(graph, arch, sets):  # every fusion saves cycles; the second adds 30 DRAM bytes
+        limit = int([s for s in sets if s.startswith("compiler.fusion_limit=")][0].split("=")[1])
+        return {"cycles": 1000 - 10 * limit, "dram_bytes": [500, 400, 430][limit]}
+
+    res = run(tmp_path, rep, [span(0, 0, [])], graph="g.json", arch="tiny", sim=sim)
+    assert [(r["simulated"]["dram_bytes"], r["flags"]) for r in res["fusion"]] == [
+        (100, []), (-30, ["harmful-bytes", "sign-bytes"])]
+    assert sorted(v["kind"] for v in res["violations"]) == ["harmful-bytes", "sign-bytes"]
+
+
 def test_fusion_check_needs_an_ir_graph(tmp_path):
     rep = plan_report(TWO, fusion=[fusion_decision(["a", "b"], 10, 5)])
     rep["file"] = "model.py"

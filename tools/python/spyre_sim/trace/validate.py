@@ -9,7 +9,8 @@ compiler claimed.
    the compiler's allocator, not from the accesses, so the replay is an independent check.
 2. Fusion: decision k (the k-th fusion taken) is simulated as the same graph compiled with
    `compiler.fusion_limit=k-1` minus `=k`; a negative cycle saving is harmful, a saving whose
-   sign disagrees with the prediction is a misprediction.
+   sign disagrees with the prediction is a misprediction; the same for the DRAM bytes
+   (`harmful-bytes`, `sign-bytes`).
 
 Exit status: 0 clean, 1 violations, 2 bad input.
 """
@@ -268,13 +269,15 @@ def _sets_from_options(report: dict) -> List[str]:
 
 
 def simulate_ir(graph_file: str, arch: str, sets: List[str]) -> dict:
-    """Compile and simulate (timing only) through the spyre_sim core: cycles and DRAM bytes."""
+    """Compile and simulate through the spyre_sim core: cycles and DRAM bytes. Functional, with
+    the runner's seeded inputs (those of `spyre-sim run IR.json`): a gather's DRAM addresses,
+    and so its timing, depend on the data, which timing-only mode does not have."""
     from spyre_sim._core import core
 
     with open(graph_file) as f:
         text = f.read()
     exe = core.Executable.from_ir(text, arch, sets, graph_file)
-    s = json.loads(exe.run([], "", True)["summary"])
+    s = json.loads(exe.run([], "", False)["summary"])
     d = s.get("dram", {})
     return {"cycles": s["cycles"], "dram_bytes": d.get("read_bytes", 0) + d.get("write_bytes", 0)}
 
@@ -321,6 +324,16 @@ def check_fusion(report: dict, graph_file: str, arch: str,
             out.append(Violation("fusion", "sign",
                                  f"decision {i} ({group}): predicted saving {p_cyc} cycles, "
                                  f"simulated {s_cyc}", kernel=group))
+        if s_dram < 0:  # more DRAM traffic with the fusion than without
+            row["flags"].append("harmful-bytes")
+            out.append(Violation("fusion", "harmful-bytes",
+                                 f"decision {i} ({group}) moves {-s_dram} more DRAM bytes in "
+                                 f"simulation; predicted saving {p_dram} B", kernel=group))
+        if (p_dram > 0 and s_dram < 0) or (p_dram < 0 and s_dram > 0):
+            row["flags"].append("sign-bytes")
+            out.append(Violation("fusion", "sign-bytes",
+                                 f"decision {i} ({group}): predicted DRAM saving {p_dram} B, "
+                                 f"simulated {s_dram} B", kernel=group))
         rows.append(row)
     return rows, out, (run(k)["cycles"] if k else None)
 

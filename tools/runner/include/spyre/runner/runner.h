@@ -75,7 +75,7 @@ traces::TraceMeta trace_meta(const arch::ArchConfig& cfg, const std::string& gra
 // kernel): the simulator itself does not know buffers, only accesses.
 void trace_kernels(traces::TraceSink& sink, const sim::SimResult& r, const nlohmann::json& report);
 
-// Seeded random storage for a binding (normal-ish values for floats, small ints otherwise).
+// Seeded random storage for a binding (N(0, 1) floats, ints and bools 0 or 1).
 std::string random_storage(const compiler::TensorBinding& b, uint64_t seed);
 
 // The summary every front end prints: cycles, device_time_us, clock_ghz, arch, kernels
