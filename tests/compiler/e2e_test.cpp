@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 
+#include "../../tools/bench/mm_ir.h"
 #include "compiler_test_util.h"
 #include "spyre/compiler/compile.h"
 #include "spyre/error.h"
@@ -184,43 +185,7 @@ TEST_P(E2e, MlpBlockWithMulticastSplitMatchesReference) { check_mlp_block(GetPar
 
 // C = A @ B (B row-major [K, N]) and C = A @ W^T (W a linear weight [N, K]), fp16.
 nlohmann::json gemm_ir(int64_t m, int64_t n, int64_t k, bool b_transposed) {
-  auto view = [](const std::string& b, int64_t r, int64_t c, bool t) {
-    return nlohmann::json{{"buffer", b},
-                          {"dtype", "float16"},
-                          {"offset", 0},
-                          {"size", {r, c}},
-                          {"stride", t ? nlohmann::json{1, r} : nlohmann::json{c, 1}}};
-  };
-  auto buf = [](const std::string& name, const std::string& kind, int64_t r, int64_t c) {
-    return nlohmann::json{{"dtype", "float16"}, {"kind", kind},   {"name", name},
-                          {"offset", 0},        {"size", {r, c}}, {"stride", {c, 1}},
-                          {"view_of", nullptr}};
-  };
-  nlohmann::json bufs = {buf("arg0_1", "input", m, k),
-                         b_transposed ? buf("arg1_1", "input", n, k) : buf("arg1_1", "input", k, n),
-                         buf("buf0", "output", m, n)};
-  nlohmann::json node = {
-      {"aten", {"aten.mm.default"}},
-      {"constant_args", nlohmann::json::array()},
-      {"inputs", {view("arg0_1", m, k, false), view("arg1_1", k, n, b_transposed)}},
-      {"kernel", "extern_kernels.mm"},
-      {"kind", "extern"},
-      {"kwargs", nlohmann::json::object()},
-      {"layout", {{"dtype", "float16"}, {"offset", 0}, {"size", {m, n}}, {"stride", {n, 1}}}},
-      {"name", "op0"},
-      {"op_overload", "aten.mm.out"},
-      {"origins", {"mm"}},
-      {"outputs", {"buf0"}},
-      {"source", "model.py:1"}};
-  return {{"buffers", bufs},
-          {"graph", "graph_0"},
-          {"inputs", {"arg0_1", "arg1_1"}},
-          {"nodes", {node}},
-          {"outputs", {view("buf0", m, n, false)}},
-          {"schema", "spyre-sim-ir"},
-          {"stage", "scheduler"},
-          {"torch_version", "2.13.0+cpu"},
-          {"version", 1}};
+  return bench::mm_ir(m, n, k, "model.py:1", b_transposed);
 }
 
 void check_gemm(const std::string& arch, int64_t m, int64_t n, int64_t k, bool bt,

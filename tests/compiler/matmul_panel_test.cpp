@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../../tools/bench/mm_ir.h"
 #include "compiler_test_util.h"
 #include "spyre/compiler/compile.h"
 #include "spyre/error.h"
@@ -21,44 +22,8 @@ namespace {
 float round_f16(float v) { return isa::f16_to_f32(isa::f32_to_f16(v)); }
 
 // C = A @ B (B row-major [K, N]) or C = A @ W^T (W [N, K]), fp16.
-nlohmann::json gemm_ir(int64_t m, int64_t n, int64_t k, bool bt) {
-  auto view = [](const std::string& b, int64_t r, int64_t c, bool t) {
-    return nlohmann::json{{"buffer", b},
-                          {"dtype", "float16"},
-                          {"offset", 0},
-                          {"size", {r, c}},
-                          {"stride", t ? nlohmann::json{1, r} : nlohmann::json{c, 1}}};
-  };
-  auto buf = [](const std::string& name, const std::string& kind, int64_t r, int64_t c) {
-    return nlohmann::json{{"dtype", "float16"}, {"kind", kind},   {"name", name},
-                          {"offset", 0},        {"size", {r, c}}, {"stride", {c, 1}},
-                          {"view_of", nullptr}};
-  };
-  nlohmann::json node = {
-      {"aten", {"aten.mm.default"}},
-      {"constant_args", nlohmann::json::array()},
-      {"inputs", {view("arg0_1", m, k, false), view("arg1_1", k, n, bt)}},
-      {"kernel", "extern_kernels.mm"},
-      {"kind", "extern"},
-      {"kwargs", nlohmann::json::object()},
-      {"layout", {{"dtype", "float16"}, {"offset", 0}, {"size", {m, n}}, {"stride", {n, 1}}}},
-      {"name", "op0"},
-      {"op_overload", "aten.mm.out"},
-      {"origins", {"mm"}},
-      {"outputs", {"buf0"}},
-      {"source", "matmul_panel_test.cpp:1"}};
-  return {{"buffers",
-           {buf("arg0_1", "input", m, k),
-            bt ? buf("arg1_1", "input", n, k) : buf("arg1_1", "input", k, n),
-            buf("buf0", "output", m, n)}},
-          {"graph", "graph_0"},
-          {"inputs", {"arg0_1", "arg1_1"}},
-          {"nodes", {node}},
-          {"outputs", {view("buf0", m, n, false)}},
-          {"schema", "spyre-sim-ir"},
-          {"stage", "scheduler"},
-          {"torch_version", "2.13.0+cpu"},
-          {"version", 1}};
+nlohmann::json gemm_ir(int64_t m, int64_t n, int64_t k, bool b_transposed) {
+  return bench::mm_ir(m, n, k, "matmul_panel_test.cpp:1", b_transposed);
 }
 
 // Compiles and runs the GEMM on `tiny` with `lx_bytes` of LX and the forced split; returns

@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "../traces/recording_sink.h"
 #include "sim_test_util.h"
 #include "spyre/error.h"
 #include "spyre/traces/chrome.h"
@@ -204,34 +205,7 @@ TEST(Chip, StatsTreeHasPerCoreQueuesAndUnits) {
   EXPECT_THROW(r.utilisation("gpu"), Error);
 }
 
-class RecordingSink : public traces::TraceSink {
- public:
-  struct Span {
-    std::string group, track, name, kernel;
-    uint64_t start, dur;
-  };
-  int track(std::string_view g, std::string_view t) override {
-    tracks.emplace_back(std::string(g), std::string(t));
-    return static_cast<int>(tracks.size()) - 1;
-  }
-  void span(int t, std::string_view name, uint64_t start, uint64_t dur,
-            const traces::SpanArgs& a) override {
-    auto& tr = tracks[static_cast<size_t>(t)];
-    spans.push_back({tr.first, tr.second, std::string(name), std::string(a.kernel), start, dur});
-  }
-  using traces::TraceSink::span;
-  void counter(std::string_view, std::string_view, uint64_t, double) override {}
-  void flow(uint64_t, int, uint64_t, int, uint64_t) override {}
-  void finish() override {}
-  const Span* find(const std::string& group, const std::string& track,
-                   const std::string& name) const {
-    for (const auto& s : spans)
-      if (s.group == group && s.track == track && s.name == name) return &s;
-    return nullptr;
-  }
-  std::vector<std::pair<std::string, std::string>> tracks;
-  std::vector<Span> spans;
-};
+using traces::testing::RecordingSink;  // tests/traces/recording_sink.h
 
 TEST(Chip, TraceHasOneSpanPerInstructionAndTokenWaits) {
   RecordingSink sink;

@@ -8,12 +8,12 @@
 //                          [--arch NAME] [--set key=value]... [--asm FILE]
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "../mm_ir.h"
@@ -84,39 +84,18 @@ int main(int argc, char** argv) {
   bool functional = true;
   std::string arch_name = "spyre", asm_file;
   std::vector<std::string> sets;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "%s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--skip-functional")
-      functional = false;
-    else if (a == "--m")
-      m = std::stoll(next());
-    else if (a == "--n")
-      n = std::stoll(next());
-    else if (a == "--k")
-      k = std::stoll(next());
-    else if (a == "--stream-mib")
-      stream_mib = std::stoll(next());
-    else if (a == "--arch")
-      arch_name = next();
-    else if (a == "--set")
-      sets.push_back(next());
-    else if (a == "--asm")
-      asm_file = next();
-    else {
-      std::fprintf(stderr,
-                   "usage: %s [--skip-functional] [--m M --n N --k K] [--stream-mib N] "
-                   "[--arch NAME] [--set key=value]... [--asm FILE]\n",
-                   argv[0]);
-      return 2;
-    }
-  }
+  bool skip_functional = false;
+  CLI::App app{"simulation speed: device time per wall second"};
+  app.add_flag("--skip-functional", skip_functional, "only the timing-only GEMM");
+  app.add_option("--m", m, "GEMM rows");
+  app.add_option("--n", n, "GEMM columns");
+  app.add_option("--k", k, "GEMM inner dimension");
+  app.add_option("--stream-mib", stream_mib, "MiB of the DRAM streaming case");
+  app.add_option("--arch", arch_name, "architecture preset or YAML");
+  app.add_option("--set", sets, "key=value");
+  app.add_option("--asm", asm_file, "write the GEMM program's assembly here");
+  CLI11_PARSE(app, argc, argv);
+  functional = !skip_functional;
   try {
     const arch::ArchConfig cfg = arch::load_arch(arch_name, sets);
     auto t0 = Clock::now();

@@ -6,10 +6,11 @@
 //                          [--arch NAME] [--set key=value]...
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "../mm_ir.h"
 #include "spyre/error.h"
@@ -35,39 +36,16 @@ int main(int argc, char** argv) {
   std::string arch_name = "spyre", filter = "unit=pt,dma;core=0-3";
   std::string dir = std::filesystem::temp_directory_path().string();
   std::vector<std::string> sets;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "%s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--m")
-      m = std::stoll(next());
-    else if (a == "--n")
-      n = std::stoll(next());
-    else if (a == "--k")
-      k = std::stoll(next());
-    else if (a == "--repeat")
-      repeat = std::max(1, std::stoi(next()));
-    else if (a == "--filter")
-      filter = next();
-    else if (a == "--dir")
-      dir = next();
-    else if (a == "--arch")
-      arch_name = next();
-    else if (a == "--set")
-      sets.push_back(next());
-    else {
-      std::fprintf(stderr,
-                   "usage: %s [--m M --n N --k K] [--repeat R] [--filter SPEC] [--dir DIR] "
-                   "[--arch NAME] [--set key=value]...\n",
-                   argv[0]);
-      return 2;
-    }
-  }
+  CLI::App app{"cost of tracing: simulation wall time with tracing off and on"};
+  app.add_option("--m", m, "GEMM rows");
+  app.add_option("--n", n, "GEMM columns");
+  app.add_option("--k", k, "GEMM inner dimension");
+  app.add_option("--repeat", repeat, "runs per case (best is kept)")->check(CLI::Range(1, 100));
+  app.add_option("--filter", filter, "--trace-filter spec of the filtered case");
+  app.add_option("--dir", dir, "folder for the trace files");
+  app.add_option("--arch", arch_name, "architecture preset or YAML");
+  app.add_option("--set", sets, "key=value (compiler.* keys go to the compiler)");
+  CLI11_PARSE(app, argc, argv);
   try {
     runner::Settings s{arch_name, sets};
     const auto exe = runner::Executable::from_ir(
