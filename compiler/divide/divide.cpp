@@ -17,6 +17,12 @@ int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
 thread_local MatmulSplit g_split;
 
+// The memo of choose_matmul_grid inside one ScopedMatmulSplit (divide.h).
+struct GridMemo {
+  std::map<std::vector<int64_t>, std::pair<MatmulGrid, nlohmann::json>> answers;
+};
+thread_local GridMemo* g_memo = nullptr;
+
 // Candidate tile extents for a block extent: the whole extent, then halvings in `unit`s.
 std::vector<int64_t> tile_candidates(int64_t extent, int64_t unit, int64_t cap) {
   std::vector<int64_t> out;
@@ -90,6 +96,10 @@ double soft_max(std::initializer_list<double> xs) {
   return hi * std::pow(sum, 0.25);
 }
 
+MatmulGrid search_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg, int64_t lx_budget,
+                              const MatmulLxFn& lx_bytes, const MatmulSplit& forced,
+                              nlohmann::json* alternatives);
+
 }  // namespace
 
 std::vector<std::pair<int64_t, int64_t>> split_range(int64_t n, int64_t parts, int64_t align) {
@@ -106,8 +116,15 @@ std::vector<std::pair<int64_t, int64_t>> split_range(int64_t n, int64_t parts, i
 }
 
 const MatmulSplit& current_matmul_split() { return g_split; }
-ScopedMatmulSplit::ScopedMatmulSplit(const MatmulSplit& s) : saved_(g_split) { g_split = s; }
-ScopedMatmulSplit::~ScopedMatmulSplit() { g_split = saved_; }
+ScopedMatmulSplit::ScopedMatmulSplit(const MatmulSplit& s) : saved_(g_split), saved_memo_(g_memo) {
+  g_split = s;
+  g_memo = new GridMemo;
+}
+ScopedMatmulSplit::~ScopedMatmulSplit() {
+  delete g_memo;
+  g_split = saved_;
+  g_memo = static_cast<GridMemo*>(saved_memo_);
+}
 
 nlohmann::json MatmulGrid::to_json() const {
   return {{"split", {{"b", gb}, {"m", gm}, {"n", gn}, {"k", gk}}},
@@ -140,8 +157,36 @@ int64_t matmul_roofline_cycles(const MatmulShape& s, const arch::ArchConfig& cfg
 }
 
 MatmulGrid choose_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg, int64_t lx_budget,
-                              const MatmulLxFn& lx_bytes, nlohmann::json* alternatives) {
+                              const MatmulLxFn& lx_bytes, nlohmann::json* alternatives,
+                              const std::vector<int64_t>* lx_key) {
   const MatmulSplit& forced = current_matmul_split();
+  std::vector<int64_t> memo_key;
+  if (g_memo && lx_key) {
+    memo_key = {s.batch, s.m, s.n, s.k, s.a_bytes, s.b_bytes, s.out_bytes, s.a_contiguous,
+                s.b_transposed, s.b_contiguous, s.a_row_bytes, s.b_row_bytes, s.out_row_bytes,
+                s.epilogue_ops, lx_budget,
+                // one compile has one configuration; its address guards against a second
+                static_cast<int64_t>(reinterpret_cast<intptr_t>(&cfg))};
+    memo_key.insert(memo_key.end(), forced.parts.begin(), forced.parts.end());
+    memo_key.insert(memo_key.end(), lx_key->begin(), lx_key->end());
+    auto it = g_memo->answers.find(memo_key);
+    if (it != g_memo->answers.end()) {
+      if (alternatives) *alternatives = it->second.second;
+      return it->second.first;
+    }
+  }
+  nlohmann::json alts;
+  MatmulGrid g = search_matmul_grid(s, cfg, lx_budget, lx_bytes, forced, &alts);
+  if (g_memo && lx_key) g_memo->answers.emplace(memo_key, std::make_pair(g, alts));
+  if (alternatives) *alternatives = std::move(alts);
+  return g;
+}
+
+namespace {
+
+MatmulGrid search_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg, int64_t lx_budget,
+                              const MatmulLxFn& lx_bytes, const MatmulSplit& forced,
+                              nlohmann::json* alternatives) {
   const int64_t row_align = s.m >= cfg.pt_rows * cfg.corelets ? cfg.pt_rows * cfg.corelets : 1;
   const int64_t col_align = s.n >= cfg.pt_lanes ? cfg.pt_lanes : 1;
   const int64_t k_align = s.k >= 128 ? 64 : 1;
@@ -381,5 +426,7 @@ MatmulGrid choose_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
   }
   return all.front();
 }
+
+}  // namespace
 
 }  // namespace spyre::compiler

@@ -11,7 +11,9 @@
 #include "spyre/compiler/fuse.h"
 #include "spyre/compiler/ir.h"
 #include "spyre/compiler/kernel.h"
+#include "spyre/compiler/loop_compress.h"
 #include "spyre/compiler/lx_plan.h"
+#include "spyre/compiler/transpose.h"
 #include "spyre/error.h"
 
 namespace spyre::compiler {
@@ -20,7 +22,9 @@ namespace {
 std::string kernel_name(const ir::Node& n);
 
 std::string kernel_name(const ir::Graph& g, const FusionGroup& grp) {
-  if (grp.nodes.size() == 1) return kernel_name(g.nodes[grp.nodes[0]]);
+  // A fallback's group also holds its MultiOutput nodes (views of its tuple): one node's kernel.
+  if (grp.nodes.size() == 1 || g.nodes[grp.nodes[0]].kind == "fallback")
+    return kernel_name(g.nodes[grp.nodes[0]]);
   std::string s;
   for (auto i : grp.nodes) s += g.nodes[i].name + "_";
   if (grp.matmul >= 0) {
@@ -32,7 +36,10 @@ std::string kernel_name(const ir::Graph& g, const FusionGroup& grp) {
 
 std::string kernel_name(const ir::Node& n) {
   std::string tail;
-  if (n.kind == "extern" || n.kind == "fallback") {
+  if (n.kind == "fallback" && n.op_overload.rfind("aten.", 0) == 0) {  // aten.topk.default
+    tail = n.op_overload.substr(5);
+    tail = tail.substr(0, tail.find('.'));
+  } else if (n.kind == "extern" || n.kind == "fallback") {
     tail = n.kernel.substr(n.kernel.rfind('.') + 1);
   } else if (n.aten.size() == 1) {
     tail = n.aten[0];
@@ -72,6 +79,20 @@ void CompileOptions::set(const std::string& key, const std::string& value) {
       fusion = false;
     else
       throw Error("compiler.fusion", "expected true or false, got '" + value + "'");
+    return;
+  }
+  if (key == "hw_loops") {
+    if (value == "true" || value == "1" || value == "on")
+      hw_loops = true;
+    else if (value == "false" || value == "0" || value == "off")
+      hw_loops = false;
+    else
+      throw Error("compiler.hw_loops", "expected on or off, got '" + value + "'");
+    return;
+  }
+  if (key == "layout_copy") {
+    parse_layout_copy_mode(value);  // throws naming the option
+    layout_copy = value;
     return;
   }
   if (key == "matmul_split") {
@@ -138,8 +159,8 @@ void CompileOptions::set(const std::string& key, const std::string& value) {
     return;
   }
   throw Error("compiler." + key,
-              "unknown compiler option (known: fusion, fusion_limit, matmul_split, "
-              "debug.lx_plan_error, debug.force_fusion)");
+              "unknown compiler option (known: fusion, fusion_limit, matmul_split, hw_loops, "
+              "layout_copy, debug.lx_plan_error, debug.force_fusion)");
 }
 
 bool CompileDebug::forces(size_t decision) const {
@@ -156,6 +177,8 @@ nlohmann::json CompileOptions::to_json() const {
       {"fusion", fusion},
       {"fusion_limit", fusion_limit},
       {"matmul_split", matmul_split},
+      {"hw_loops", hw_loops},
+      {"layout_copy", layout_copy},
       {"debug",
        {{"lx_plan_error", errs[static_cast<int>(debug.lx_plan_error)]}, {"force_fusion", force}}}};
 }
@@ -167,6 +190,7 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& cfg,
   split.parts = opts.matmul_split;
   const ScopedMatmulSplit scoped_split(split);
   const ScopedCompileDebug scoped_debug(opts.debug);
+  const ScopedLayoutCopyMode scoped_layout_copy(parse_layout_copy_mode(opts.layout_copy));
   const ir::Graph g = ir::load_ir(j, file);
   const DramPlan dram = plan_dram(g, cfg);
 
@@ -197,24 +221,32 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& cfg,
     e["id"] = id;
     e["name"] = prog.kernels.back();
     e["node"] = grp.name(g);
-    e["fusion_group"] =
-        grp.nodes.size() > 1 ? nlohmann::json(grp.name(g)) : nlohmann::json(nullptr);
+    const bool fused = grp.nodes.size() > 1 && lead.kind != "fallback";
+    e["fusion_group"] = fused ? nlohmann::json(grp.name(g)) : nlohmann::json(nullptr);
     e["nodes"] = nlohmann::json::array();
     nlohmann::json aten = nlohmann::json::array();
     for (auto i : grp.nodes) {
       e["nodes"].push_back(g.nodes[i].name);
       for (const auto& a : g.nodes[i].aten) aten.push_back(a);
     }
-    e["kind"] = grp.nodes.size() > 1 ? "fused:" + grp.kind : lead.kind;
+    e["kind"] = fused ? "fused:" + grp.kind : lead.kind;
     e["aten"] = aten;
     e["source"] = lead.source.empty() ? nlohmann::json(nullptr) : nlohmann::json(lead.source);
     if (!lead.kernel.empty()) e["kernel"] = lead.kernel;
     e["predicted"] = gk.pred.to_json();
     kernels.push_back(e);
   }
+  // Spills of loop kernels whose rows do not fit LX go to a scratch region after every buffer.
+  const uint64_t scratch = spill_scratch_bytes(kernels);
+  prog.dram_bytes = dram.total_bytes + scratch;
   if (g.nodes.empty())
     for (auto& c : cores) c.halt(0);
   for (auto& c : cores) prog.cores.push_back(c.instrs());
+  // Hardware loops last: the LX plan's intervals (kernel_pcs) stay in dynamic instruction
+  // indices, i.e. positions in the expanded stream, which is what the trace records as "dyn".
+  LoopCompressStats loop_stats;
+  if (opts.hw_loops)
+    for (auto& c : prog.cores) c = compress_loops(c, {}, &loop_stats);
 
   for (const auto& b : g.buffers) {
     if (b.kind == "view") continue;
@@ -252,14 +284,19 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& cfg,
   rep["fusion_enabled"] = opts.fusion;
   rep["options"] = opts.to_json();
   rep["fusion"] = fusion.decisions;
-  rep["dram_plan"] = dram.to_json();
+  rep["dram_plan"] = dram.to_json(scratch);
   rep["lx_plan"] = build_lx_plan(kernels, kernel_pcs, cfg, opts.debug.lx_plan_error);
   rep["kernels"] = kernels;
   rep["totals"] = {{"kernels", kernels.size()},
                    {"predicted_cycles", total_cycles},
                    {"dram_bytes", total_dram},
                    {"instructions", prog.num_instructions()},
-                   {"dram_bytes_allocated", dram.total_bytes}};
+                   {"hw_loops",
+                    {{"enabled", opts.hw_loops},
+                     {"loops", loop_stats.loops},
+                     {"instructions_expanded",
+                      opts.hw_loops ? loop_stats.words_before : prog.num_instructions()}}},
+                   {"dram_bytes_allocated", prog.dram_bytes}};
   return res;
 }
 

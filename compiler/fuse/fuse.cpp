@@ -7,6 +7,8 @@
 
 #include "spyre/compiler/conv.h"
 #include "spyre/compiler/kernel.h"
+#include "spyre/compiler/select.h"
+#include "spyre/compiler/transpose.h"
 #include "spyre/error.h"
 
 namespace spyre::compiler {
@@ -137,14 +139,16 @@ GroupKernel lower_group(const ir::Graph& g, const FusionGroup& grp, const arch::
       const auto keep = live_out(g, grp.nodes);
       k.store_output = keep.count(g.storage_of(n.outputs.at(0)).name) > 0;
     }
-    lower_matmul(k);
+    n.kernel == "extern_kernels.convolution" ? lower_conv(k) : lower_matmul(k);
   } else if (n.kind == "extern" && n.kernel == "extern_kernels.convolution") {
     lower_conv(k);
+  } else if (n.kind == "fallback") {  // topk / median (select.h); load_ir refused the rest
+    lower_select(k);
   } else if (n.kind == "extern") {
     if (n.kernel != "extern_kernels.bmm" && !is_matmul(n))
       throw Error(g.file + ": " + ir::describe(n), "unsupported extern kernel " + n.kernel);
     lower_matmul(k);
-  } else {
+  } else if (!lower_layout_copy(k)) {  // a pure layout copy may be a blocked transpose
     lower_loops(k);
   }
   if (k.lx.used_bytes() > cfg.lx_usable_bytes())
@@ -172,7 +176,16 @@ FusionPlan plan_fusion(const ir::Graph& g, const arch::ArchConfig& cfg, const Dr
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     FusionGroup grp;
     grp.nodes = {i};
-    if (g.nodes[i].kind == "extern" && is_matmul(g.nodes[i])) grp.matmul = static_cast<int64_t>(i);
+    if (g.nodes[i].kind == "extern" &&
+        (is_matmul(g.nodes[i]) || g.nodes[i].kernel == "extern_kernels.convolution"))
+      grp.matmul = static_cast<int64_t>(i);  // a PT node: pointwise successors are epilogues
+    // A MultiOutput node is a view of a tuple element its fallback's kernel writes: no kernel.
+    if (g.nodes[i].kernel == "MultiOutput" && !groups.empty()) {
+      for (auto& p : groups)
+        for (const auto& w : writes_of(g, g.nodes[p.nodes[0]]))
+          if (!g.nodes[i].inputs.empty() && w == g.nodes[i].inputs[0].buffer) p.nodes.push_back(i);
+      continue;
+    }
     groups.push_back(grp);
   }
   if (!enabled) return plan;
@@ -216,13 +229,17 @@ FusionPlan plan_fusion(const ir::Graph& g, const arch::ArchConfig& cfg, const Dr
                                                                           : "pointwise";
       cands.emplace_back(gi, kind);
     }
-    if (cands.empty())
-      for (size_t gi = groups.size(); gi-- > 0;) {
-        const FusionGroup& p = groups[gi];
-        if (position(p) >= ni || p.matmul >= 0 || g.nodes[p.nodes[0]].kind == "extern") continue;
-        if (space_of(g.nodes[p.nodes[0]]) == space_of(n)) cands.emplace_back(gi, "horizontal");
-        break;
-      }
+    // The horizontal candidate is tried after the producers too: LayerNorm's m2 node reads only
+    // a matmul's output (no legal producer group) but shares its input with the mean node.
+    for (size_t gi = groups.size(); gi-- > 0;) {
+      const FusionGroup& p = groups[gi];
+      if (position(p) >= ni || p.matmul >= 0 || g.nodes[p.nodes[0]].kind == "extern") continue;
+      const bool listed =
+          std::any_of(cands.begin(), cands.end(), [&](const auto& c) { return c.first == gi; });
+      if (!listed && space_of(g.nodes[p.nodes[0]]) == space_of(n))
+        cands.emplace_back(gi, "horizontal");
+      break;
+    }
     for (const auto& [gi, kind] : cands) {
       FusionGroup fused = groups[gi];
       fused.nodes.push_back(ni);

@@ -5,6 +5,7 @@
 
 #include "spyre/compiler/ir.h"
 #include "spyre/compiler/ir_schema_text.h"
+#include "spyre/compiler/select.h"
 #include "spyre/error.h"
 
 namespace spyre::compiler::ir {
@@ -224,7 +225,14 @@ Node load_node(const json& j, const std::string& file, size_t pos, const Graph& 
         Obj t{ins[i], o.where + ": field 'inputs'[" + std::to_string(i) + "]"};
         // A non-tensor entry (null) is allowed for fallbacks; skip it.
         if (ins[i].is_null()) continue;
-        n.inputs.push_back(load_view(t, true));
+        if (n.kind == "fallback" && t.has("dtype") && !t.has_value("dtype")) {
+          // A MultiOutput's input: the fallback's tuple (dtype null, size []).
+          TensorView tv;
+          tv.buffer = t.str("buffer");
+          n.inputs.push_back(tv);
+        } else {
+          n.inputs.push_back(load_view(t, true));
+        }
         if (!g.find_buffer(n.inputs.back().buffer))
           t.fail("buffer", "unknown buffer '" + n.inputs.back().buffer + "'");
       }
@@ -234,6 +242,7 @@ Node load_node(const json& j, const std::string& file, size_t pos, const Graph& 
     if (o.has_value("layout"))
       n.layout = load_view(Obj{o.at("layout"), o.where + ": field 'layout'"}, false);
     if (n.kind == "extern" && n.kernel.empty()) o.fail("kernel", "missing for an extern node");
+    if (o.has_value("indices")) n.indices = o.ints("indices");
   } else {
     o.fail("kind", "expected pointwise, reduction, extern or fallback, got '" + n.kind + "'");
   }
@@ -335,13 +344,25 @@ namespace {
 
 // An op Inductor could not lower (a fallback kernel) is the user's real problem; name it before
 // any complaint about the odd buffers such kernels produce (tuples without a dtype).
+// Fallbacks that select.h lowers pass, and so do the MultiOutput nodes that read their tuples.
 void reject_fallbacks(const nlohmann::json& j, const std::string& file) {
   if (!j.contains("nodes") || !j["nodes"].is_array()) return;
+  std::set<std::string> lowered_tuples;
   for (const auto& n : j["nodes"]) {
     if (!n.is_object() || n.value("kind", "") != "fallback") continue;
     auto text = [&](const char* k) {
       return n.contains(k) && n[k].is_string() ? n[k].get<std::string>() : std::string();
     };
+    if (select_lowers(text("op_overload"))) {
+      if (n.contains("outputs") && n["outputs"].is_array())
+        for (const auto& o : n["outputs"])
+          if (o.is_string()) lowered_tuples.insert(o.get<std::string>());
+      continue;
+    }
+    if (text("kernel") == "MultiOutput" && n.contains("inputs") && n["inputs"].is_array() &&
+        n["inputs"].size() == 1 && n["inputs"][0].is_object() &&
+        lowered_tuples.count(n["inputs"][0].value("buffer", "")))
+      continue;
     std::string op = text("op_overload");
     if (op.empty() && n.contains("aten") && n["aten"].is_array() && !n["aten"].empty() &&
         n["aten"][0].is_string())
@@ -382,7 +403,8 @@ Graph load_ir(const nlohmann::json& j, const std::string& file) {
     static const std::set<std::string> kinds = {"input",        "parameter", "constant",
                                                 "intermediate", "output",    "view"};
     if (!kinds.count(b.kind)) o.fail("kind", "unknown buffer kind '" + b.kind + "'");
-    b.dtype = o.dtype("dtype");
+    b.tuple = !o.has_value("dtype");
+    if (!b.tuple) b.dtype = o.dtype("dtype");
     b.size = o.ints("size");
     b.stride = o.ints("stride");
     b.offset = o.integer("offset");
@@ -418,6 +440,25 @@ Graph load_ir(const nlohmann::json& j, const std::string& file) {
     g.nodes.push_back(load_node(nodes[i], file, i, g));
     if (!node_names.insert(g.nodes.back().name).second)
       throw Error(file + ": node " + g.nodes.back().name + ": field 'name'", "duplicate node name");
+  }
+  // A tuple (dtype null) is a fallback's output, read only by its MultiOutput nodes.
+  for (const auto& b : g.buffers) {
+    if (!b.tuple) continue;
+    bool made = false;
+    for (const auto& n : g.nodes) {
+      const bool multi = n.kind == "fallback" && n.kernel == "MultiOutput";
+      for (const auto& o : n.outputs)
+        made = made || (o == b.name && n.kind == "fallback" && !multi);
+      for (const auto& in : n.inputs)
+        if (in.buffer == b.name && !multi)
+          throw Error(where(g, n) + ": field 'inputs'",
+                      "buffer " + b.name +
+                          " is a fallback's tuple (dtype null); only MultiOutput "
+                          "nodes read it");
+    }
+    if (!made)
+      throw Error(file + ": buffer " + b.name + ": field 'dtype'",
+                  "null, but no fallback node outputs it (only a fallback's tuple has no dtype)");
   }
   return g;
 }

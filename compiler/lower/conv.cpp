@@ -20,13 +20,18 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <vector>
 
+#include "spyre/compiler/cost.h"
 #include "spyre/compiler/emit.h"
+#include "spyre/compiler/epilogue.h"
 #include "spyre/error.h"
 
 namespace spyre::compiler {
 namespace {
+
+ConvHalo g_halo = ConvHalo::Auto;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
@@ -48,6 +53,9 @@ struct Tile4 {  // one output tile
 };
 
 }  // namespace
+
+ScopedConvHalo::ScopedConvHalo(ConvHalo h) : saved_(g_halo) { g_halo = h; }
+ScopedConvHalo::~ScopedConvHalo() { g_halo = saved_; }
 
 void lower_conv(Kernel& k) {
   const ir::Node& n = k.node;
@@ -103,209 +111,380 @@ void lower_conv(Kernel& k) {
   const int64_t esB = has_bias ? isa::dtype_size_bytes(Bv->dtype) : 0;
   const bool out_f32 = O.dtype == f32;
 
+  // A fused epilogue (fuse.h: BatchNorm, ReLU, residual add, ...) runs on each output tile as
+  // on a matmul's: the output is the GEMM [N*OH*OW, OC], row-major when channels-last and
+  // dense, and a tile must be a contiguous run of its rows (whole output rows: tw = OW).
+  std::optional<Epilogue> ep;
+  if (k.epilogue) {
+    if (O.offset != 0 || oW != OC || oH != OW * OC || (N > 1 && oN != OH * OW * OC))
+      k.unsupported("a fused epilogue needs a dense channels-last convolution output");
+    ep = plan_epilogue(k.g, *k.epilogue, n.outputs[0], N * OH * OW, OC, cfg,
+                       k.g.file + ": " + ir::describe(n));
+  }
+
   // --- tiles: tm output pixels (t_oh rows of tw columns) x tn channels, K steps of tk.
-  int64_t tk = std::min<int64_t>(ICg, 256), tn = std::min<int64_t>(OCg, 128);
-  int64_t tw = std::min<int64_t>(OW, 256), t_oh = std::max<int64_t>(1, 256 / tw);
-  t_oh = std::min(t_oh, OH);
-  auto lx_bytes = [&](int64_t tm, int64_t tn_, int64_t tk_) {
-    int64_t ws = 2 * round_up(tm * tk_ * es, 128) + 2 * round_up(tn_ * tk_ * es, 128) +
+  // halo: the input block a tile's taps read (its output rows and columns widened by the
+  // kernel's reach) is loaded once per input-channel chunk and every tap multiplies a shifted
+  // view of it (one pt.mm per output row, lda = stride x tk), instead of one strided load per
+  // tap: KH x KW fewer input bytes for the price of the halo and smaller matmuls.
+  struct Tiling {
+    int64_t t_oh, tw, tn, tk;
+    bool halo = false;
+  };
+  auto halo_h = [&](int64_t th) { return (th - 1) * stride[0] + (KH - 1) * dil[0] + 1; };
+  auto halo_w = [&](int64_t twa) { return (twa - 1) * stride[1] + (KW - 1) * dil[1] + 1; };
+  auto lx_bytes = [&](const Tiling& t) {
+    const int64_t tm = t.t_oh * t.tw, tn_ = t.tn, tk_ = t.tk;
+    const int64_t a_rows = t.halo ? halo_h(t.t_oh) * halo_w(t.tw) : tm;
+    int64_t ws = 2 * round_up(a_rows * tk_ * es, 128) + 2 * round_up(tn_ * tk_ * es, 128) +
                  2 * round_up(tm * tn_ * 4, 128);
     if (!out_f32) ws += 2 * round_up(tm * tn_ * esO, 128);
     if (has_bias) ws += 2 * round_up(tn_ * esB, 128) + 4 * round_up(tn_ * 4, 128);
+    if (ep) ws += epilogue_lx_bytes(*ep, tm, tn_);
     return ws;
   };
-  while (lx_bytes(t_oh * tw, tn, tk) > k.lx_budget()) {
-    if (t_oh > 1)
-      t_oh = ceil_div(t_oh, 2);
-    else if (tk > 64)
-      tk = ceil_div(tk, 2);
-    else if (tn > 32)
-      tn = ceil_div(tn, 2);
-    else if (tw > cfg.pt_rows)
-      tw = ceil_div(tw, 2);
-    else
-      k.unsupported("convolution tiles do not fit LX");
-  }
-  auto count_tiles = [&]() {
-    return groups * N * ceil_div(OH, t_oh) * ceil_div(OW, tw) * ceil_div(OCg, tn);
+  // Shrinks a tiling until it fits LX; false when even the smallest does not.
+  auto fit = [&](Tiling& t) {
+    while (lx_bytes(t) > k.lx_budget()) {
+      if (t.t_oh > 1)
+        t.t_oh = ceil_div(t.t_oh, 2);
+      else if (t.tk > 64)
+        t.tk = ceil_div(t.tk, 2);
+      else if (t.tn > 32)
+        t.tn = ceil_div(t.tn, 2);
+      else if (t.tw > cfg.pt_rows && !ep)
+        t.tw = ceil_div(t.tw, 2);
+      else
+        return false;
+    }
+    return true;
   };
-  // Enough tiles for every core (smaller pixel tiles first, then fewer channels).
-  while (count_tiles() < cfg.cores) {
-    if (t_oh > 1)
-      t_oh = ceil_div(t_oh, 2);
-    else if (tn > 32)
-      tn = ceil_div(tn, 2);
+  auto count_tiles = [&](const Tiling& t) {
+    return groups * N * ceil_div(OH, t.t_oh) * ceil_div(OW, t.tw) * ceil_div(OCg, t.tn);
+  };
+  // The first guess: 256-pixel tiles of up to 128 channels, shrunk until every core has a tile
+  // (smaller pixel tiles first, then fewer channels).
+  Tiling guess{1, ep ? OW : std::min<int64_t>(OW, 256), std::min<int64_t>(OCg, 128),
+               std::min<int64_t>(ICg, 256)};
+  guess.t_oh = std::min(OH, std::max<int64_t>(1, 256 / guess.tw));
+  if (!fit(guess)) k.unsupported("convolution tiles do not fit LX");
+  while (count_tiles(guess) < cfg.cores) {
+    if (guess.t_oh > 1)
+      guess.t_oh = ceil_div(guess.t_oh, 2);
+    else if (guess.tn > 32)
+      guess.tn = ceil_div(guess.tn, 2);
     else
       break;
   }
-  const int64_t tm = t_oh * tw;
 
-  std::vector<Tile4> tiles;
-  for (int64_t g = 0; g < groups; ++g)
-    for (int64_t b = 0; b < N; ++b)
-      for (int64_t oh0 = 0; oh0 < OH; oh0 += t_oh)
-        for (int64_t ow0 = 0; ow0 < OW; ow0 += tw)
-          for (int64_t oc0 = 0; oc0 < OCg; oc0 += tn)
-            tiles.push_back({g, b, oh0, std::min(OH, oh0 + t_oh), ow0, std::min(OW, ow0 + tw), oc0,
-                             std::min(OCg, oc0 + tn)});
-  const auto T = static_cast<int64_t>(tiles.size());
-  const int64_t cores_used = std::min<int64_t>(cfg.cores, T);
+  // --- one lowering of the whole convolution with tiling t into kk's streams and report
+  auto emit = [&](Kernel& kk, const Tiling& tt) {
+    const int64_t t_oh = tt.t_oh, tw = tt.tw, tn = tt.tn, tk = tt.tk;
+    const bool halo = tt.halo;
+    const int64_t tm = t_oh * tw;
 
-  // --- LX plan (the same on every core)
-  int64_t A_slot[2], B_slot[2], C_slot[2], O_slot[2] = {0, 0}, bias16[2] = {0, 0},
-                                           bias32[2][2] = {};
-  for (int s = 0; s < 2; ++s) {
-    A_slot[s] = k.lx.alloc("A" + std::to_string(s), tm * tk * es);
-    B_slot[s] = k.lx.alloc("B" + std::to_string(s), tn * tk * es);
-  }
-  for (int s = 0; s < 2; ++s) {
-    C_slot[s] = k.lx.alloc("acc" + std::to_string(s), tm * tn * 4);
-    if (!out_f32) O_slot[s] = k.lx.alloc("out" + std::to_string(s), tm * tn * esO);
-    if (has_bias) {
-      bias16[s] = k.lx.alloc("bias" + std::to_string(s), tn * esB);
-      for (int cl = 0; cl < 2; ++cl)
-        bias32[s][cl] =
-            k.lx.alloc("bias_f32_" + std::to_string(s) + "_cl" + std::to_string(cl), tn * 4);
+    std::vector<Tile4> tiles;
+    for (int64_t g = 0; g < groups; ++g)
+      for (int64_t b = 0; b < N; ++b)
+        for (int64_t oh0 = 0; oh0 < OH; oh0 += t_oh)
+          for (int64_t ow0 = 0; ow0 < OW; ow0 += tw)
+            for (int64_t oc0 = 0; oc0 < OCg; oc0 += tn)
+              tiles.push_back({g, b, oh0, std::min(OH, oh0 + t_oh), ow0, std::min(OW, ow0 + tw),
+                               oc0, std::min(OCg, oc0 + tn)});
+    const auto T = static_cast<int64_t>(tiles.size());
+    const int64_t cores_used = std::min<int64_t>(cfg.cores, T);
+
+    // --- LX plan (the same on every core)
+    int64_t A_slot[2], B_slot[2], C_slot[2], O_slot[2] = {0, 0}, bias16[2] = {0, 0},
+                                             bias32[2][2] = {};
+    for (int s = 0; s < 2; ++s) {
+      A_slot[s] =
+          kk.lx.alloc("A" + std::to_string(s), (halo ? halo_h(t_oh) * halo_w(tw) : tm) * tk * es);
+      B_slot[s] = kk.lx.alloc("B" + std::to_string(s), tn * tk * es);
     }
-  }
+    for (int s = 0; s < 2; ++s) {
+      C_slot[s] = kk.lx.alloc("acc" + std::to_string(s), tm * tn * 4);
+      if (!out_f32) O_slot[s] = kk.lx.alloc("out" + std::to_string(s), tm * tn * esO);
+      if (has_bias) {
+        bias16[s] = kk.lx.alloc("bias" + std::to_string(s), tn * esB);
+        for (int cl = 0; cl < 2; ++cl)
+          bias32[s][cl] =
+              kk.lx.alloc("bias_f32_" + std::to_string(s) + "_cl" + std::to_string(cl), tn * 4);
+      }
+    }
 
-  auto split_rows = [&](int64_t mt) {  // corelet row split of a tile
-    int64_t h = cfg.corelets < 2 ? mt : std::min(mt, round_up(ceil_div(mt, 2), cfg.pt_rows));
-    return std::array<std::pair<int64_t, int64_t>, 2>{std::make_pair(int64_t{0}, h),
-                                                      std::make_pair(h, mt)};
-  };
-  // The valid output range [lo, hi) of a tile's [o0, o1) whose input index o*s - p + kk*d is
-  // inside [0, extent).
-  auto valid = [](int64_t o0, int64_t o1, int64_t s, int64_t p, int64_t off, int64_t extent) {
-    int64_t lo = o0, hi = o1;
-    while (lo < hi && lo * s - p + off < 0) ++lo;
-    while (hi > lo && (hi - 1) * s - p + off >= extent) --hi;
-    return std::make_pair(lo, hi);
-  };
+    EpilogueLx epx;
+    if (ep) {
+      std::array<Tile, 2> out;
+      for (size_t s = 0; s < 2; ++s)
+        out[s] = out_f32 ? Tile{C_slot[s], tn, 1, f32} : Tile{O_slot[s], tn, 1, O.dtype};
+      epx = alloc_epilogue_lx(kk.lx, *ep, tm, tn, out);
+    }
 
-  int64_t steps_total = 0, macs = 0;
-  for (int64_t core = 0; core < cores_used; ++core) {
-    const int64_t t0 = core * T / cores_used, t1 = (core + 1) * T / cores_used;
-    Emitter em = k.emitter(core);
-    struct Step {
-      int64_t t, kh, kw, c0, c1;
-      bool first, last;
+    auto split_rows = [&](int64_t mt) {  // corelet row split of a tile
+      int64_t h = cfg.corelets < 2 ? mt : std::min(mt, round_up(ceil_div(mt, 2), cfg.pt_rows));
+      return std::array<std::pair<int64_t, int64_t>, 2>{std::make_pair(int64_t{0}, h),
+                                                        std::make_pair(h, mt)};
     };
-    std::vector<Step> steps;
-    for (int64_t t = t0; t < t1; ++t)
-      for (int64_t kh = 0; kh < KH; ++kh)
-        for (int64_t kw = 0; kw < KW; ++kw)
-          for (int64_t c0 = 0; c0 < ICg; c0 += tk) {
-            const bool first = kh == 0 && kw == 0 && c0 == 0;
-            const bool last = kh == KH - 1 && kw == KW - 1 && c0 + tk >= ICg;
-            steps.push_back({t, kh, kw, c0, std::min(ICg, c0 + tk), first, last});
+    // The valid output range [lo, hi) of a tile's [o0, o1) whose input index o*s - p + kk*d is
+    // inside [0, extent).
+    auto valid = [](int64_t o0, int64_t o1, int64_t s, int64_t p, int64_t off, int64_t extent) {
+      int64_t lo = o0, hi = o1;
+      while (lo < hi && lo * s - p + off < 0) ++lo;
+      while (hi > lo && (hi - 1) * s - p + off >= extent) --hi;
+      return std::make_pair(lo, hi);
+    };
+
+    int64_t steps_total = 0, macs = 0;
+    for (int64_t core = 0; core < cores_used; ++core) {
+      const int64_t t0 = core * T / cores_used, t1 = (core + 1) * T / cores_used;
+      Emitter em = kk.emitter(core);
+      struct Step {
+        int64_t t, kh, kw, c0, c1;
+        bool first, last, load_a;
+        size_t a;  // A slot
+      };
+      std::vector<Step> steps;
+      size_t a_loads = 0;
+      for (int64_t t = t0; t < t1; ++t)
+        for (int64_t c0 = 0; c0 < ICg; c0 += tk)  // with a halo: chunk outer, taps inner
+          for (int64_t kh = 0; kh < KH; ++kh)
+            for (int64_t kw = 0; kw < KW; ++kw) {
+              const bool first = kh == 0 && kw == 0 && c0 == 0;
+              const bool last = kh == KH - 1 && kw == KW - 1 && c0 + tk >= ICg;
+              const bool load_a = !halo || (kh == 0 && kw == 0);
+              if (load_a) ++a_loads;
+              steps.push_back(
+                  {t, kh, kw, c0, std::min(ICg, c0 + tk), first, last, load_a, (a_loads - 1) % 2});
+            }
+      if (!halo)  // taps outer, chunks inner: the order before the halo (weights per tap)
+        std::stable_sort(steps.begin(), steps.end(), [](const Step& x, const Step& y) {
+          if (x.t != y.t) return x.t < y.t;
+          if (x.kh != y.kh) return x.kh < y.kh;
+          if (x.kw != y.kw) return x.kw < y.kw;
+          return x.c0 < y.c0;
+        });
+      if (!halo)
+        for (size_t i = 0; i < steps.size(); ++i) steps[i].a = i % 2;
+      steps_total += static_cast<int64_t>(steps.size());
+      auto emit_loads = [&](size_t i) {
+        const Step& s = steps[i];
+        const Tile4& tl = tiles[static_cast<size_t>(s.t)];
+        const int64_t th = tl.oh1 - tl.oh0, twa = tl.ow1 - tl.ow0, mt = th * twa;
+        const int64_t nt = tl.oc1 - tl.oc0, kt = s.c1 - s.c0;
+        const int64_t as = A_slot[s.a], bs = B_slot[i % 2];
+        if (halo && s.load_a) {
+          // The halo block [hh rows][hw cols][tk] of input rows from oh0*s_h - p_h and columns
+          // from ow0*s_w - p_w; zero where it reaches into the padding.
+          const int64_t hh = halo_h(th), hw = halo_w(twa);
+          const int64_t ih0 = tl.oh0 * stride[0] - pad[0], iw0 = tl.ow0 * stride[1] - pad[1];
+          const int64_t r_lo = std::max<int64_t>(0, -ih0), r_hi = std::min(hh, H - ih0);
+          const int64_t c_lo = std::max<int64_t>(0, -iw0), c_hi = std::min(hw, W - iw0);
+          if (r_lo != 0 || r_hi != hh || c_lo != 0 || c_hi != hw) {
+            const int64_t rows = hh * hw, half = cfg.corelets < 2 ? rows : ceil_div(rows, 2);
+            em.fill(0, Tile{as, tk, 1, dt}, half, kt, 0.0);
+            if (rows > half) em.fill(1, Tile{as + half * tk * es, tk, 1, dt}, rows - half, kt, 0.0);
           }
-    steps_total += static_cast<int64_t>(steps.size());
-    auto emit_loads = [&](size_t i) {
-      const Step& s = steps[i];
-      const Tile4& tl = tiles[static_cast<size_t>(s.t)];
-      const int64_t th = tl.oh1 - tl.oh0, twa = tl.ow1 - tl.ow0, mt = th * twa;
-      const int64_t nt = tl.oc1 - tl.oc0, kt = s.c1 - s.c0;
-      const int64_t as = A_slot[i % 2], bs = B_slot[i % 2];
-      auto [h_lo, h_hi] = valid(tl.oh0, tl.oh1, stride[0], pad[0], s.kh * dil[0], H);
-      auto [w_lo, w_hi] = valid(tl.ow0, tl.ow1, stride[1], pad[1], s.kw * dil[1], W);
-      if (h_lo != tl.oh0 || h_hi != tl.oh1 || w_lo != tl.ow0 || w_hi != tl.ow1) {
+          if (r_hi > r_lo && c_hi > c_lo) {
+            const int64_t ic = tl.g * ICg + s.c0;
+            const uint64_t dram = kk.dram_addr(
+                X.buffer, X.offset + tl.n * xN + ic + (ih0 + r_lo) * xH + (iw0 + c_lo) * xW);
+            em.load(dram, as + (r_lo * hw + c_lo) * tk * es,
+                    DmaShape{kt * es, c_hi - c_lo, xW * es, tk * es, r_hi - r_lo, xH * es,
+                             hw * tk * es});
+          }
+        }
+        auto [h_lo, h_hi] = valid(tl.oh0, tl.oh1, stride[0], pad[0], s.kh * dil[0], H);
+        auto [w_lo, w_hi] = valid(tl.ow0, tl.ow1, stride[1], pad[1], s.kw * dil[1], W);
+        if (!halo && (h_lo != tl.oh0 || h_hi != tl.oh1 || w_lo != tl.ow0 || w_hi != tl.ow1)) {
+          auto halves = split_rows(mt);
+          for (int cl = 0; cl < 2; ++cl) {
+            auto [r0, r1] = halves[static_cast<size_t>(cl)];
+            if (r1 > r0) em.fill(cl, Tile{as + r0 * tk * es, tk, 1, dt}, r1 - r0, kt, 0.0);
+          }
+        }
+        if (!halo && h_hi > h_lo && w_hi > w_lo) {
+          const int64_t ih = h_lo * stride[0] - pad[0] + s.kh * dil[0];
+          const int64_t iw = w_lo * stride[1] - pad[1] + s.kw * dil[1];
+          const int64_t ic = tl.g * ICg + s.c0;
+          const uint64_t dram =
+              kk.dram_addr(X.buffer, X.offset + tl.n * xN + ic + ih * xH + iw * xW);
+          const int64_t lx = as + ((h_lo - tl.oh0) * twa + (w_lo - tl.ow0)) * tk * es;
+          DmaShape sh{kt * es,     w_hi - w_lo,         stride[1] * xW * es, tk * es,
+                      h_hi - h_lo, stride[0] * xH * es, twa * tk * es};
+          em.load(dram, lx, sh);
+        }
+        const int64_t oc = tl.g * OCg + tl.oc0;
+        const uint64_t wdram =
+            kk.dram_addr(Wv.buffer, Wv.offset + oc * wO + s.c0 * wI + s.kh * wKH + s.kw * wKW);
+        if (wI == 1 || kt == 1)
+          em.load(wdram, bs, DmaShape{kt * es, nt, wO * es, tk * es});
+        else
+          em.load(wdram, bs, DmaShape{es, kt, wI * es, es, nt, wO * es, tk * es});
+        if (ep && s.first) {
+          auto halves = split_rows(mt);
+          for (int cl = 0; cl < 2; ++cl) {
+            auto [h0, h1] = halves[static_cast<size_t>(cl)];
+            if (h1 > h0)
+              emit_epilogue_loads(kk, em, epx, static_cast<int>(s.t % 2), cl,
+                                  tl.n * OH * OW + tl.oh0 * OW, oc, h0, h1 - h0, nt);
+          }
+        }
+        if (has_bias && s.first) {
+          const int64_t cp = s.t % 2;
+          const uint64_t bd = kk.dram_addr(Bv->buffer, Bv->offset + oc * bS);
+          if (bS == 1 || nt == 1)
+            em.load(bd, bias16[cp], DmaShape{nt * esB});
+          else
+            em.load(bd, bias16[cp], DmaShape{esB, nt, bS * esB, esB});
+        }
+      };
+      auto emit_compute = [&](size_t i) {
+        const Step& s = steps[i];
+        const Tile4& tl = tiles[static_cast<size_t>(s.t)];
+        const int64_t th = tl.oh1 - tl.oh0, twa = tl.ow1 - tl.ow0, mt = th * twa;
+        const int64_t nt = tl.oc1 - tl.oc0, kt = s.c1 - s.c0;
+        const int64_t as = A_slot[s.a], bs = B_slot[i % 2], cslot = C_slot[s.t % 2];
+        if (halo) {  // one pt.mm per output row: its pixels are stride[1] halo columns apart
+          const int64_t hw = halo_w(twa), half = cfg.corelets < 2 ? th : ceil_div(th, 2);
+          for (int64_t r = 0; r < th; ++r) {
+            const int64_t a = as + ((r * stride[0] + s.kh * dil[0]) * hw + s.kw * dil[1]) * tk * es;
+            em.mm(r < half ? 0 : 1, a, bs, cslot + r * twa * tn * 4, twa, nt, kt, stride[1] * tk,
+                  tk, tn, dt, !s.first, true);
+            macs += twa * nt * kt;
+          }
+          return;
+        }
         auto halves = split_rows(mt);
         for (int cl = 0; cl < 2; ++cl) {
-          auto [r0, r1] = halves[static_cast<size_t>(cl)];
-          if (r1 > r0) em.fill(cl, Tile{as + r0 * tk * es, tk, 1, dt}, r1 - r0, kt, 0.0);
+          auto [h0, h1] = halves[static_cast<size_t>(cl)];
+          if (h1 <= h0) continue;
+          em.mm(cl, as + h0 * tk * es, bs, cslot + h0 * tn * 4, h1 - h0, nt, kt, tk, tk, tn, dt,
+                !s.first, true);
+          macs += (h1 - h0) * nt * kt;
         }
-      }
-      if (h_hi > h_lo && w_hi > w_lo) {
-        const int64_t ih = h_lo * stride[0] - pad[0] + s.kh * dil[0];
-        const int64_t iw = w_lo * stride[1] - pad[1] + s.kw * dil[1];
-        const int64_t ic = tl.g * ICg + s.c0;
-        const uint64_t dram = k.dram_addr(X.buffer, X.offset + tl.n * xN + ic + ih * xH + iw * xW);
-        const int64_t lx = as + ((h_lo - tl.oh0) * twa + (w_lo - tl.ow0)) * tk * es;
-        DmaShape sh{kt * es,     w_hi - w_lo,         stride[1] * xW * es, tk * es,
-                    h_hi - h_lo, stride[0] * xH * es, twa * tk * es};
-        em.load(dram, lx, sh);
-      }
-      const int64_t oc = tl.g * OCg + tl.oc0;
-      const uint64_t wdram =
-          k.dram_addr(Wv.buffer, Wv.offset + oc * wO + s.c0 * wI + s.kh * wKH + s.kw * wKW);
-      if (wI == 1 || kt == 1)
-        em.load(wdram, bs, DmaShape{kt * es, nt, wO * es, tk * es});
-      else
-        em.load(wdram, bs, DmaShape{es, kt, wI * es, es, nt, wO * es, tk * es});
-      if (has_bias && s.first) {
+      };
+      auto emit_epilogue = [&](const Step& s) {
+        const Tile4& tl = tiles[static_cast<size_t>(s.t)];
+        const int64_t th = tl.oh1 - tl.oh0, twa = tl.ow1 - tl.ow0, mt = th * twa;
+        const int64_t nt = tl.oc1 - tl.oc0;
         const int64_t cp = s.t % 2;
-        const uint64_t bd = k.dram_addr(Bv->buffer, Bv->offset + oc * bS);
-        if (bS == 1 || nt == 1)
-          em.load(bd, bias16[cp], DmaShape{nt * esB});
-        else
-          em.load(bd, bias16[cp], DmaShape{esB, nt, bS * esB, esB});
-      }
-    };
-    auto emit_compute = [&](size_t i) {
-      const Step& s = steps[i];
-      const Tile4& tl = tiles[static_cast<size_t>(s.t)];
-      const int64_t mt = (tl.oh1 - tl.oh0) * (tl.ow1 - tl.ow0);
-      const int64_t nt = tl.oc1 - tl.oc0, kt = s.c1 - s.c0;
-      const int64_t as = A_slot[i % 2], bs = B_slot[i % 2], cslot = C_slot[s.t % 2];
-      auto halves = split_rows(mt);
-      for (int cl = 0; cl < 2; ++cl) {
-        auto [h0, h1] = halves[static_cast<size_t>(cl)];
-        if (h1 <= h0) continue;
-        em.mm(cl, as + h0 * tk * es, bs, cslot + h0 * tn * 4, h1 - h0, nt, kt, tk, tk, tn, dt,
-              !s.first, true);
-        macs += (h1 - h0) * nt * kt;
-      }
-    };
-    auto emit_epilogue = [&](const Step& s) {
-      const Tile4& tl = tiles[static_cast<size_t>(s.t)];
-      const int64_t th = tl.oh1 - tl.oh0, twa = tl.ow1 - tl.ow0, mt = th * twa;
-      const int64_t nt = tl.oc1 - tl.oc0;
-      const int64_t cp = s.t % 2;
-      auto halves = split_rows(mt);
-      for (int cl = 0; cl < 2; ++cl) {
-        auto [h0, h1] = halves[static_cast<size_t>(cl)];
-        const int64_t nr = h1 - h0;
-        if (nr <= 0) continue;
-        Tile acc{C_slot[cp] + h0 * tn * 4, tn, 1, f32};
-        if (has_bias) {
-          Tile b16{bias16[cp], 0, 1, Bv->dtype};
-          Tile b32{bias32[cp][cl], 0, 1, f32};
-          if (Bv->dtype != f32)
-            em.cvt(cl, b32, b16, 1, nt);
-          else
-            em.un(cl, sfp_fn("copy"), b32, b16, 1, nt);
-          em.bin(cl, sfp_fn("add"), acc, acc, b32, nr, nt);
+        auto halves = split_rows(mt);
+        for (int cl = 0; cl < 2; ++cl) {
+          auto [h0, h1] = halves[static_cast<size_t>(cl)];
+          const int64_t nr = h1 - h0;
+          if (nr <= 0) continue;
+          Tile acc{C_slot[cp] + h0 * tn * 4, tn, 1, f32};
+          if (has_bias) {
+            Tile b16{bias16[cp], 0, 1, Bv->dtype};
+            Tile b32{bias32[cp][cl], 0, 1, f32};
+            if (Bv->dtype != f32)
+              em.cvt(cl, b32, b16, 1, nt);
+            else
+              em.un(cl, sfp_fn("copy"), b32, b16, 1, nt);
+            em.bin(cl, sfp_fn("add"), acc, acc, b32, nr, nt);
+          }
+          if (!out_f32) em.cvt(cl, Tile{O_slot[cp] + h0 * tn * esO, tn, 1, O.dtype}, acc, nr, nt);
+          if (ep)
+            emit_epilogue_ops(kk, em, epx, static_cast<int>(cp), cl, tl.n * OH * OW + tl.oh0 * OW,
+                              tl.g * OCg + tl.oc0, h0, nr, nt);
         }
-        if (!out_f32) em.cvt(cl, Tile{O_slot[cp] + h0 * tn * esO, tn, 1, O.dtype}, acc, nr, nt);
+        if (!kk.store_output) return;
+        const int64_t src = out_f32 ? C_slot[cp] : O_slot[cp];
+        const int64_t es_src = out_f32 ? 4 : esO;
+        const int64_t oc = tl.g * OCg + tl.oc0;
+        const uint64_t dram =
+            kk.dram_addr(n.outputs[0], O.offset + tl.n * oN + oc + tl.oh0 * oH + tl.ow0 * oW);
+        em.store(src, dram,
+                 DmaShape{nt * esO, twa, oW * esO, tn * es_src, th, oH * esO, twa * tn * es_src});
+      };
+      if (steps.empty()) continue;
+      if (ep) emit_epilogue_constants(em, epx);
+      emit_loads(0);
+      for (size_t i = 0; i < steps.size(); ++i) {
+        if (i + 1 < steps.size()) emit_loads(i + 1);
+        emit_compute(i);
+        if (steps[i].last) emit_epilogue(steps[i]);
       }
-      const int64_t src = out_f32 ? C_slot[cp] : O_slot[cp];
-      const int64_t es_src = out_f32 ? 4 : esO;
-      const int64_t oc = tl.g * OCg + tl.oc0;
-      const uint64_t dram =
-          k.dram_addr(n.outputs[0], O.offset + tl.n * oN + oc + tl.oh0 * oH + tl.ow0 * oW);
-      em.store(src, dram,
-               DmaShape{nt * esO, twa, oW * esO, tn * es_src, th, oH * esO, twa * tn * es_src});
-    };
-    if (steps.empty()) continue;
-    emit_loads(0);
-    for (size_t i = 0; i < steps.size(); ++i) {
-      if (i + 1 < steps.size()) emit_loads(i + 1);
-      emit_compute(i);
-      if (steps[i].last) emit_epilogue(steps[i]);
+    }
+
+    kk.report["unit"] = "pt";
+    kk.report["lowering"] = "implicit GEMM";
+    kk.report["shape"] = {
+        {"n", N},           {"c", C},         {"h", H},         {"w", W},   {"oc", OC},
+        {"kh", KH},         {"kw", KW},       {"oh", OH},       {"ow", OW}, {"groups", groups},
+        {"stride", stride}, {"padding", pad}, {"dilation", dil}};
+    kk.report["gemm"] = {{"m", N * OH * OW}, {"n", OCg}, {"k", ICg * KH * KW}, {"gemms", groups}};
+    kk.report["tiles"] = {{"t_oh", t_oh}, {"tw", tw}, {"tm", tm},
+                          {"tn", tn},     {"tk", tk}, {"halo", halo}};
+    kk.report["split"] = {
+        {"output_tiles", T}, {"cores_used", cores_used}, {"k_steps", steps_total}};
+    kk.report["macs"] = macs;
+  };
+
+  // --- the tiling: the cost model's (report/cost.h) best of the guess and a grid of pixel
+  // rows x channels, each lowered into scratch streams and predicted. Fewer, larger tiles
+  // re-read the weights less (every pixel tile reads all of its channels' weights) at the price
+  // of idle cores.
+  std::vector<Tiling> cands{guess};
+  for (int64_t th = 1;; th *= 2) {
+    for (int64_t tn0 : {OCg, int64_t{128}, int64_t{64}, int64_t{32}, int64_t{16}}) {
+      Tiling t{std::min(th, OH), ep ? OW : std::min<int64_t>(OW, 256), std::min(tn0, OCg),
+               std::min<int64_t>(ICg, 256)};
+      if (t.t_oh * t.tw > 1024) continue;
+      for (bool h : {false, true}) {
+        if (h && KH * KW == 1) continue;  // a 1x1 tap reads its pixels exactly already
+        Tiling u = t;
+        u.halo = h;
+        if (!fit(u)) continue;
+        bool seen = false;
+        for (const auto& c : cands)
+          seen = seen || (c.t_oh == u.t_oh && c.tw == u.tw && c.tn == u.tn && c.tk == u.tk &&
+                          c.halo == u.halo);
+        if (!seen) cands.push_back(u);
+      }
+    }
+    if (th >= OH) break;
+  }
+  if (g_halo != ConvHalo::Auto && KH * KW > 1) {
+    const bool want = g_halo == ConvHalo::Halo;
+    std::vector<Tiling> keep;
+    for (const auto& c : cands)
+      if (c.halo == want) keep.push_back(c);
+    if (!keep.empty()) cands = keep;
+  }
+  size_t best = 0;
+  int64_t best_cycles = -1, best_bytes = 0, guess_cycles = 0;
+  for (size_t i = 0; i < cands.size(); ++i) {
+    std::vector<CoreStream> scratch(k.cores.size());
+    Kernel t{k.g, k.node, cfg, k.dram, k.id, scratch, LxArena(0, cfg.stick_bytes)};
+    t.epilogue = k.epilogue;
+    t.store_output = k.store_output;
+    emit(t, cands[i]);
+    std::vector<std::vector<isa::Instr>> slices;
+    for (auto& s : scratch) {
+      s.barrier(0);
+      slices.push_back(s.instrs());
+    }
+    const KernelPrediction p = predict(slices, cfg);
+    if (i == 0) guess_cycles = p.cycles;
+    if (best_cycles < 0 || p.cycles < best_cycles ||
+        (p.cycles == best_cycles && p.dram_bytes < best_bytes)) {
+      best = i;
+      best_cycles = p.cycles;
+      best_bytes = p.dram_bytes;
     }
   }
+  emit(k, cands[best]);
+  k.report["tiling_search"] = {{"candidates", cands.size()},
+                               {"predicted_cycles", best_cycles},
+                               {"first_guess_predicted_cycles", guess_cycles}};
 
-  k.report["unit"] = "pt";
-  k.report["lowering"] = "implicit GEMM";
-  k.report["shape"] = {{"n", N},         {"c", C},           {"h", H},           {"w", W},
-                       {"oc", OC},       {"kh", KH},         {"kw", KW},         {"oh", OH},
-                       {"ow", OW},       {"groups", groups}, {"stride", stride}, {"padding", pad},
-                       {"dilation", dil}};
-  k.report["gemm"] = {{"m", N * OH * OW}, {"n", OCg}, {"k", ICg * KH * KW}, {"gemms", groups}};
-  k.report["tiles"] = {{"t_oh", t_oh}, {"tw", tw}, {"tm", tm}, {"tn", tn}, {"tk", tk}};
-  k.report["split"] = {{"output_tiles", T}, {"cores_used", cores_used}, {"k_steps", steps_total}};
-  k.report["macs"] = macs;
+  if (ep)
+    k.report["epilogue"] = {{"nodes", k.epilogue->name},
+                            {"ops", ep->p.ops.size()},
+                            {"lx_slots", ep->slots},
+                            {"output_stored", k.store_output}};
 }
 
 }  // namespace spyre::compiler

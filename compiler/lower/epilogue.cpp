@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 
+#include "sfp_emit.h"
 #include "spyre/error.h"
 
 namespace spyre::compiler {
@@ -159,6 +160,101 @@ Epilogue plan_epilogue(const ir::Graph& g, const ir::Node& ep, const std::string
   }
   e.slots = static_cast<int>(slot_free_after.size());
   return e;
+}
+
+namespace {
+
+int64_t round_up128(int64_t b) { return (b + 127) / 128 * 128; }
+
+Tile ep_tile(const EpilogueLx& e, int v, int cl, int64_t h0, int par) {
+  const Epilogue& ep = *e.ep;
+  const auto vi = static_cast<size_t>(v);
+  const TVal& tv = ep.p.vals[vi];
+  if (ep.is_const[vi]) return Tile{e.konst[vi], 0, 0, tv.dt};
+  const int sl = ep.slot[vi];
+  if (sl < 0) return e.out[static_cast<size_t>(par)].at(h0, 0);  // the producer's output tile
+  const int64_t row = tv.r ? h0 : e.tm + cl;
+  return Tile{e.slot[static_cast<size_t>(sl)][static_cast<size_t>(par)] + row * e.tn * 4,
+              tv.r ? e.tn : 0, tv.c ? 1 : 0, tv.dt};
+}
+
+void ep_op(Emitter& em, const EpilogueLx& e, const TOp& op, int cl, int64_t h0, int par, int64_t nr,
+           int64_t nt) {
+  const TVal& d = e.ep->p.vals[static_cast<size_t>(op.dst)];
+  const int64_t rows = d.r ? nr : 1, cols = d.c ? nt : 1;
+  const Tile dst = ep_tile(e, op.dst, cl, h0, par);
+  auto src = [&](size_t j) { return ep_tile(e, op.src[j], cl, h0, par); };
+  emit_elementwise(em, cl, op, dst, src, rows, cols);
+}
+
+void ep_dma(const Kernel& k, Emitter& em, const EpilogueLx& e, int acc, int v, int cl, int64_t m0,
+            int64_t n0, int64_t h0, int par, int64_t nr, int64_t nt, bool store) {
+  const Epilogue& ep = *e.ep;
+  const TileAccess& ta = ep.acc[static_cast<size_t>(acc)];
+  const TVal& tv = ep.p.vals[static_cast<size_t>(v)];
+  const int64_t es = isa::dtype_size_bytes(tv.dt);
+  const int64_t rows = tv.r ? nr : 1, cols = tv.c ? nt : 1;
+  const std::string& buf = ep.p.accesses[static_cast<size_t>(acc)].buffer;
+  const uint64_t dram = k.dram_addr(buf, ta.offset + (m0 + h0) * ta.rs + n0 * ta.cs);
+  const Tile lx = ep_tile(e, v, cl, h0, par);
+  const DmaShape sh =
+      rows == 1 ? DmaShape{cols * es} : DmaShape{cols * es, rows, ta.rs * es, lx.rs * es};
+  if (store)
+    em.store(lx.addr, dram, sh);
+  else
+    em.load(dram, lx.addr, sh);
+}
+
+}  // namespace
+
+int64_t epilogue_lx_bytes(const Epilogue& ep, int64_t tm, int64_t tn) {
+  return 2 * ep.slots * round_up128((tm + 2) * tn * 4) +
+         static_cast<int64_t>(ep.p.vals.size()) * 128;
+}
+
+EpilogueLx alloc_epilogue_lx(LxArena& lx, const Epilogue& ep, int64_t tm, int64_t tn,
+                             const std::array<Tile, 2>& out) {
+  EpilogueLx e;
+  e.ep = &ep;
+  e.tm = tm;
+  e.tn = tn;
+  e.out = out;
+  for (int s = 0; s < ep.slots; ++s) {
+    e.slot.push_back({0, 0});
+    for (int par = 0; par < 2; ++par)
+      e.slot.back()[static_cast<size_t>(par)] =
+          lx.alloc("epi" + std::to_string(s) + "_" + std::to_string(par), (tm + 2) * tn * 4);
+  }
+  for (size_t v = 0; v < ep.p.vals.size(); ++v)
+    e.konst.push_back(ep.is_const[v] ? lx.alloc("epi_const_v" + std::to_string(v), 4) : -1);
+  return e;
+}
+
+void emit_epilogue_constants(Emitter& em, const EpilogueLx& e) {
+  for (const auto& op : e.ep->p.ops)
+    if (op.dst >= 0 && e.ep->is_const[static_cast<size_t>(op.dst)]) ep_op(em, e, op, 0, 0, 0, 1, 1);
+}
+
+void emit_epilogue_loads(const Kernel& k, Emitter& em, const EpilogueLx& e, int par, int cl,
+                         int64_t m0, int64_t n0, int64_t h0, int64_t nr, int64_t nt) {
+  for (const auto& op : e.ep->p.ops) {
+    if (op.kind != TOp::Load) continue;
+    const auto d = static_cast<size_t>(op.dst);
+    if (e.ep->slot[d] < 0 || e.ep->is_const[d]) continue;
+    ep_dma(k, em, e, op.access, op.dst, cl, m0, n0, h0, par, nr, nt, false);
+  }
+}
+
+void emit_epilogue_ops(const Kernel& k, Emitter& em, const EpilogueLx& e, int par, int cl,
+                       int64_t m0, int64_t n0, int64_t h0, int64_t nr, int64_t nt) {
+  for (const auto& op : e.ep->p.ops) {
+    if (op.kind == TOp::Load) continue;
+    if (op.kind == TOp::Store) {
+      ep_dma(k, em, e, op.access, op.src[0], cl, m0, n0, h0, par, nr, nt, true);
+      continue;
+    }
+    if (!e.ep->is_const[static_cast<size_t>(op.dst)]) ep_op(em, e, op, cl, h0, par, nr, nt);
+  }
 }
 
 }  // namespace spyre::compiler

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <map>
 
+#include "loops_columns.h"
+#include "sfp_emit.h"
 #include "spyre/compiler/divide.h"
 #include "spyre/compiler/kernel.h"
 #include "spyre/compiler/tile_program.h"
@@ -61,15 +63,29 @@ void lower_loops(Kernel& k) {
   auto val = [&](int v) -> const TVal& { return vals[static_cast<size_t>(v)]; };
   auto es = [&](int v) { return static_cast<int64_t>(isa::dtype_size_bytes(val(v).dt)); };
 
-  // --- work division: rows over cores, then over corelets
+  // --- work division: rows over cores, then over corelets; a blocked space (a transpose) in
+  // whole blocks of R rows, so no DMA run is cut.
   std::vector<std::vector<Range>> workers(static_cast<size_t>(cfg.cores));
   int64_t rows_w = 0, cores_used = 0;
-  auto per_core = split_range(U, cfg.cores);
+  int64_t unit = s.blocked ? R : 1;
+  // Only one value per row stored (a row reduction's result): each worker takes whole DRAM
+  // words of it, so no word is written in pieces by several cores.
+  bool row_values_only = !s.blocked && s.outer.empty();
+  int64_t word_rows = 1;
+  for (const auto& op : p.ops) {
+    if (op.kind != TOp::Store) continue;
+    const auto a = static_cast<size_t>(op.access);
+    const TVal& v = val(op.src[0]);
+    row_values_only = row_values_only && v.r && !v.c && s.row.coeff[a] == 1;
+    word_rows = std::max(word_rows, cfg.dram_word_bytes / es(op.src[0]));
+  }
+  if (row_values_only && U % word_rows == 0) unit = word_rows;
+  auto per_core = split_range(U / unit, cfg.cores);
   for (size_t c = 0; c < per_core.size(); ++c) {
     auto [lo, hi] = per_core[c];
     for (auto [a, b] : split_range(hi - lo, cfg.corelets)) {
-      workers[c].push_back({lo + a, lo + b});
-      rows_w = std::max(rows_w, b - a);
+      workers[c].push_back({(lo + a) * unit, (lo + b) * unit});
+      rows_w = std::max(rows_w, (b - a) * unit);
     }
     ++cores_used;
   }
@@ -133,15 +149,18 @@ void lower_loops(Kernel& k) {
       iota_scratch[w] = k.lx.alloc("iota_scalar_cl" + std::to_string(w), cfg.stick_bytes);
 
   // --- tile height: the largest that fits, then at most half a worker's rows (two tiles
-  // pipeline), never across an outer index.
+  // pipeline; a blocked space keeps whole blocks), never across an outer index.
   const int64_t nworkers = std::min<int64_t>(cfg.corelets, std::max<int64_t>(1, U));
   const int64_t budget = k.lx_budget() - k.lx.used_bytes();
   auto fits = [&](int64_t tr) { return nworkers * 2 * plan_arena(tr).bytes <= budget; };
   const int64_t cap = std::max<int64_t>(1, std::min(R, rows_w));
-  if (!fits(1))
-    throw Error(where, "working set does not fit LX: one row of " + std::to_string(C) +
-                           " columns needs " + std::to_string(nworkers * 2 * plan_arena(1).bytes) +
-                           " bytes, " + std::to_string(budget) + " usable");
+  if (!fits(1)) {
+    // Not even one row fits: walk each row in column chunks (loops_columns.cpp), from an empty
+    // arena (the hoisted values above may be whole rows themselves).
+    k.lx = LxArena(0, cfg.stick_bytes);
+    lower_loops_columns(k, p, where);
+    return;
+  }
   int64_t lo = 1, hi = cap;
   while (lo < hi) {
     int64_t mid = (lo + hi + 1) / 2;
@@ -151,7 +170,7 @@ void lower_loops(Kernel& k) {
       hi = mid - 1;
   }
   int64_t tr = lo;
-  if (rows_w >= 2) tr = std::min(tr, ceil_div(rows_w, 2));
+  if (rows_w >= 2 && !s.blocked) tr = std::min(tr, ceil_div(rows_w, 2));
   const ArenaPlan arena = plan_arena(tr);
   int64_t arena_base[2][2];
   for (int w = 0; w < 2; ++w)
@@ -205,12 +224,8 @@ void lower_loops(Kernel& k) {
     const int64_t rows = d.r ? tw.nr : 1, cols = d.c ? C : 1;
     const Tile dst = tile_of(op.dst, w, i);
     auto src = [&](size_t j) { return tile_of(op.src[j], w, i); };
+    if (emit_elementwise(em, cl, op, dst, src, rows, cols)) return;
     switch (op.kind) {
-      case TOp::Unary: em.un(cl, op.fn, dst, src(0), rows, cols); break;
-      case TOp::Binary: em.bin(cl, op.fn, dst, src(0), src(1), rows, cols); break;
-      case TOp::Select: em.sel(cl, dst, src(0), src(1), src(2), rows, cols); break;
-      case TOp::Convert: em.cvt(cl, dst, src(0), rows, cols); break;
-      case TOp::Fill: em.fill(cl, dst, rows, cols, op.value); break;
       case TOp::Iota: {
         // dst(r, c) = base + rc*r + cc*c by doubling: one element, then each step adds k*stride
         // (an sfp.fill of the corelet's scalar slot) to the first k columns (rows) to write
@@ -220,18 +235,7 @@ void lower_loops(Kernel& k) {
         const int64_t cc = s.col.size > 1 ? s.col.coeff[a] : 0;
         const double base = static_cast<double>(p.accesses[a].offset + outer_offset(a, tw.outer) +
                                                 (d.tiled ? rc * tw.r0 : 0));
-        const Tile scal{iota_scratch[cl], 0, 0, d.dt};
-        em.fill(cl, dst, 1, 1, base);
-        for (int64_t kk = 1; kk < cols; kk *= 2) {
-          const int64_t n = std::min(kk, cols - kk);
-          em.fill(cl, scal, 1, 1, static_cast<double>(kk * cc));
-          em.bin(cl, isa::SfpFn::Add, dst.at(0, kk), dst, scal, 1, n);
-        }
-        for (int64_t kk = 1; kk < rows; kk *= 2) {
-          const int64_t n = std::min(kk, rows - kk);
-          em.fill(cl, scal, 1, 1, static_cast<double>(kk * rc));
-          em.bin(cl, isa::SfpFn::Add, dst.at(kk, 0), dst, scal, n, cols);
-        }
+        emit_iota(em, cl, dst, Tile{iota_scratch[cl], 0, 0, d.dt}, base, rc, cc, rows, cols);
         break;
       }
       case TOp::Gather: {

@@ -296,6 +296,17 @@ void Builder::lower(const ir::Op& op) {
     access_class(a, r, c, tiled);
     int v = convert(val_.at(op.args[0]), p_.accesses[static_cast<size_t>(a)].dt);
     v = materialize(v, r, c);
+    // A store contiguous along the rows writes runs of a tile's rows: the value is copied into
+    // the [cols, rows] layout first (and back for a transposed load stored row-wise).
+    const auto ai = static_cast<size_t>(a);
+    const bool want_t = r && c && s.row.coeff[ai] == 1 && s.col.coeff[ai] != 1;
+    if (p_.vals[static_cast<size_t>(v)].transposed != want_t) {
+      TVal t = p_.vals[static_cast<size_t>(v)];
+      t.transposed = want_t;
+      int d = new_val(t);
+      emit(TOp{TOp::Unary, isa::SfpFn::Copy, d, {v}, -1, 0});
+      v = d;
+    }
     emit(TOp{TOp::Store, isa::SfpFn::Copy, -1, {v}, a, 0});
     return;
   }

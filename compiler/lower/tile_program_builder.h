@@ -96,6 +96,10 @@ class Builder {
   std::optional<std::pair<int64_t, std::vector<int64_t>>> linear(const ir::Index& ix) const;
 
   void build_space();
+  // Rows x cols of a pointwise space whose innermost dim `col` is chosen, `pw` the rest
+  // (outermost first): a transpose is blocked (IterSpace::blocked), else the innermost of `pw`
+  // is the rows.
+  void pick_rows(std::vector<Dim> pw, const Dim& col);
 
   // --- Translation of the body into tile ops (tile_program.cpp).
 

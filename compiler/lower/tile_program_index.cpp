@@ -388,11 +388,54 @@ void Builder::build_space() {
     for (auto c : d.coeff) s.row.coeff.push_back(c * cols);
     return;
   }
-  s.col = pw.back();
+  const Dim col = pw.back();
   pw.pop_back();
-  s.row = pw.back();
-  pw.pop_back();
+  pick_rows(pw, col);
+}
+
+void Builder::pick_rows(std::vector<Dim> pw, const Dim& col) {
+  IterSpace& s = p_.space;
+  s.col = col;
+  // A transposed access: contiguous along dim d, strided along the cols. Walking it in tiles of
+  // a few rows would move a few bytes per DMA run (a whole DRAM word each); instead the rows
+  // are d cut into blocks of one word of that access, the cols into blocks of one word of the
+  // col-contiguous accesses, and both remainders become outer loops.
+  const int64_t word = cfg_.dram_word_bytes;
+  auto es = [&](size_t a) {
+    return static_cast<int64_t>(isa::dtype_size_bytes(p_.accesses[a].dt));
+  };
+  bool plain = true;  // only affine loads/stores and iotas (no gathers)
+  for (const auto& m : p_.accesses) plain = plain && m.limit == 0;
+  int row = -1;
+  int64_t gr = 1, gc = 1;
+  for (size_t d = pw.size(); plain && row < 0 && d-- > 0;)
+    for (size_t a = 0; a < p_.accesses.size(); ++a)
+      if (!p_.accesses[a].buffer.empty() && pw[d].coeff[a] == 1 && col.coeff[a] > 1) {
+        row = static_cast<int>(d);
+        gr = std::max(gr, word / es(a));
+      }
+  if (row < 0 || col.size < 2) {
+    s.row = pw.back();
+    pw.pop_back();
+    s.outer = pw;
+    return;
+  }
+  for (size_t a = 0; a < p_.accesses.size(); ++a)
+    if (!p_.accesses[a].buffer.empty() && col.coeff[a] == 1) gc = std::max(gc, word / es(a));
+  Dim r = pw[static_cast<size_t>(row)];
+  pw.erase(pw.begin() + row);
+  auto cut = [&](Dim& d, int64_t g) {  // d -> outer (d.size / g) x d (g)
+    if (d.size <= g || d.size % g != 0) return;
+    Dim hi{d.size / g, {}};
+    for (auto c : d.coeff) hi.coeff.push_back(c * g);
+    pw.push_back(hi);
+    d.size = g;
+  };
+  cut(r, gr);
+  cut(s.col, gc);
+  s.row = r;
   s.outer = pw;
+  s.blocked = true;
 }
 
 }  // namespace spyre::compiler::tile_program_detail

@@ -10,10 +10,13 @@ const DramRegion& DramPlan::at(const std::string& buffer) const {
   return it->second;
 }
 
-nlohmann::json DramPlan::to_json() const {
+nlohmann::json DramPlan::to_json(uint64_t scratch_bytes) const {
   nlohmann::json j = nlohmann::json::array();
   for (const auto& [name, r] : regions)
     if (name == r.storage) j.push_back({{"buffer", name}, {"addr", r.addr}, {"bytes", r.bytes}});
+  if (scratch_bytes > 0)
+    j.push_back(
+        {{"buffer", "<spill scratch>"}, {"addr", scratch_addr()}, {"bytes", scratch_bytes}});
   return j;
 }
 

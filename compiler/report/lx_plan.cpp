@@ -27,6 +27,14 @@ nlohmann::json build_lx_plan(nlohmann::json& kernels, const std::vector<KernelPc
   for (size_t c = 0; c < ncores; ++c)
     peak[c] = {{"core", c}, {"bytes", 0}, {"high_water", 0}, {"kernel", nullptr}};
   bool fits = true;
+  nlohmann::json spills = nlohmann::json::array();
+  for (const auto& k : kernels)
+    if (k.contains("spills"))
+      for (const auto& s : k["spills"]) {
+        nlohmann::json e = {{"kernel", k["name"]}, {"kernel_id", k["id"]}};
+        e.update(s);
+        spills.push_back(e);
+      }
   for (size_t ki = 0; ki < kernels.size() && ki < pcs.size(); ++ki) {
     nlohmann::json& k = kernels[ki];
     const KernelPcs& kp = pcs[ki];
@@ -61,13 +69,25 @@ nlohmann::json build_lx_plan(nlohmann::json& kernels, const std::vector<KernelPc
   nlohmann::json peaks = nlohmann::json::array();
   for (auto& p : peak) peaks.push_back(p);
   return {{"format", "spyre-lx-plan/1"},
-          {"pc", "index into the core's instruction stream; live = [core, first_pc, last_pc]"},
+          {"pc",
+           "dynamic instruction index: position in the core's expanded instruction stream "
+           "(hardware loops unrolled; equals the static pc without loops; traces record it as "
+           "\"dyn\" when the stream has loops); live = [core, first_pc, last_pc]"},
           {"usable_bytes", cfg.lx_usable_bytes()},
           {"size_bytes", cfg.lx_size_bytes},
           {"fits", fits},
           {"buffers", buffers},
           {"peak", peaks},
-          {"spills", nlohmann::json::array()}};
+          {"spill_scratch_bytes", spill_scratch_bytes(kernels)},
+          {"spills", spills}};
+}
+
+uint64_t spill_scratch_bytes(const nlohmann::json& kernels) {
+  uint64_t bytes = 0;
+  for (const auto& k : kernels)
+    if (k.contains("spill_scratch_bytes"))
+      bytes = std::max(bytes, k["spill_scratch_bytes"].get<uint64_t>());
+  return bytes;
 }
 
 }  // namespace spyre::compiler

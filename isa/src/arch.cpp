@@ -202,6 +202,7 @@ void ArchConfig::validate() const {
   if (dram_latency_ns < 0) throw Error("dram.latency_ns", "must not be negative");
   positive("ring.link_bytes_per_cycle", static_cast<double>(ring_link_bytes_per_cycle));
   if (ring_hop_latency_cycles < 0) throw Error("ring.hop_latency_cycles", "must not be negative");
+  if (loop_issue_cycles < 0) throw Error("core.loop_issue_cycles", "must not be negative");
   validate_unit_timing(*this);
 }
 

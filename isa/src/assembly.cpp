@@ -10,6 +10,7 @@
 #include "spyre/error.h"
 #include "spyre/io.h"
 #include "spyre/isa/format.h"
+#include "spyre/isa/loops.h"
 
 namespace spyre::isa {
 
@@ -58,15 +59,33 @@ std::string disassemble(const Program& p) {
   for (size_t c = 0; c < p.cores.size(); ++c) {
     o << "\n.core " << c << "\n";
     int cur_kernel = -1;
-    for (const auto& in : p.cores[c]) {
+    const std::vector<Instr>& s = p.cores[c];
+    LoopTable loops;
+    try {
+      loops = analyse_loops(s, c);
+    } catch (const Error&) {  // a malformed loop is still printed, just not annotated
+    }
+    std::vector<size_t> ends;        // body ends of the loops around pc: the indentation
+    const LoopInfo* head = nullptr;  // the latest loop word, whose steps follow it
+    for (size_t pc = 0; pc < s.size(); ++pc) {
+      const Instr& in = s[pc];
+      while (!ends.empty() && pc >= ends.back()) ends.pop_back();
       if (in.kernel != cur_kernel) {
         o << ".k " << in.kernel << "\n";
         cur_kernel = in.kernel;
       }
       const OpInfo& info = op_info(in.op);
-      o << "  " << info.mnemonic;
+      o << std::string(2 + 2 * ends.size(), ' ') << info.mnemonic;
       for (size_t i = 0; i < info.operands.size(); ++i)
         o << " " << info.operands[i].name << "=" << fmt_operand(info.operands[i], in.a[i]);
+      if (!loops.empty() && loops.loop_at[pc] >= 0) {
+        head = &loops.loops[static_cast<size_t>(loops.loop_at[pc])];
+        ends.push_back(head->body_end);
+      } else if (in.op == Opcode::LoopStep && head) {
+        // Steps name their target as "body word i, operand o": say which, for the reader.
+        const OpInfo& ti = op_info(s[head->body_begin + static_cast<size_t>(in.a[0])].op);
+        o << "  ; " << ti.mnemonic << "." << ti.operands[static_cast<size_t>(in.a[1])].name;
+      }
       o << "\n";
     }
   }

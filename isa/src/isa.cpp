@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "spyre/error.h"
+#include "spyre/isa/loops.h"
 
 namespace spyre::isa {
 
@@ -231,6 +232,34 @@ void check_instr(const Program& p, size_t core, size_t idx, const Instr& in) {
                                std::string(info.mnemonic));
   }
 }
+// An operand stepped by loops is linear in each loop's iteration, so its extremes are at the
+// corners: every instruction is checked with each stepped operand at its lowest and highest.
+void check_stepped(const Program& p, size_t core, const LoopTable& t) {
+  if (t.empty()) return;
+  const std::vector<Instr>& s = p.cores[core];
+  for (size_t pc = 0; pc < s.size(); ++pc) {
+    if (t.step_begin[pc] == t.step_begin[pc + 1]) continue;
+    Instr lo = s[pc], hi = s[pc];
+    for (uint32_t k = t.step_begin[pc]; k < t.step_begin[pc + 1]; ++k) {
+      const LoopStepRef& st = t.steps[k];
+      const __int128 span = static_cast<__int128>(t.loops[st.loop].count - 1) * st.delta;
+      const __int128 v =
+          static_cast<__int128>(span < 0 ? lo.a[st.operand] : hi.a[st.operand]) + span;
+      if (v > INT64_MAX || v < INT64_MIN)
+        throw Error("core " + std::to_string(core) + " pc " + std::to_string(pc),
+                    "operand " + std::to_string(st.operand) + " stepped by the loop at pc " +
+                        std::to_string(t.loops[st.loop].header) + " overflows 64 bits");
+      (span < 0 ? lo : hi).a[st.operand] = static_cast<int64_t>(v);
+    }
+    for (const Instr* in : {&lo, &hi}) {
+      try {
+        check_instr(p, core, pc, *in);
+      } catch (const Error& e) {
+        throw Error(e.what(), "in an iteration of its loops");
+      }
+    }
+  }
+}
 }  // namespace
 
 void validate(const Program& p) {
@@ -238,8 +267,10 @@ void validate(const Program& p) {
   if (p.cores.size() != p.num_cores)
     throw Error("program", "has " + std::to_string(p.cores.size()) + " core streams for " +
                                std::to_string(p.num_cores) + " cores");
-  for (size_t c = 0; c < p.cores.size(); ++c)
+  for (size_t c = 0; c < p.cores.size(); ++c) {
     for (size_t i = 0; i < p.cores[c].size(); ++i) check_instr(p, c, i, p.cores[c][i]);
+    check_stepped(p, c, analyse_loops(p.cores[c], c));
+  }
   for (const auto& t : p.tensors) {
     if (t.dram_addr + t.bytes > p.dram_bytes)
       throw Error("tensor " + t.name, "lies outside the program's device memory");

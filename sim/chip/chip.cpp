@@ -110,7 +110,9 @@ nlohmann::json Chip::stats(Cycle cycles) const {
                                                      : name;
       totals[cls] = totals[cls].get<uint64_t>() + st.busy_cycles;
     }
-    cj["sequencer"] = {{"issued", c->issued()}, {"full_stall_cycles", c->full_stall_cycles()}};
+    cj["sequencer"] = {{"issued", c->issued()},
+                       {"loop_words", c->loop_words()},
+                       {"full_stall_cycles", c->full_stall_cycles()}};
     cj["lx"] = {{"banks", c->lx().stats()}};
     cores.push_back(std::move(cj));
   }
@@ -155,6 +157,7 @@ nlohmann::json Chip::stats(Cycle cycles) const {
             {"bytes", "bytes"},
             {"instructions", "count"},
             {"issued", "count"},
+            {"loop_words", "count (loop / loop.step words decoded)"},
             {"read_requests", "count"},
             {"write_requests", "count"},
             {"transfers", "count"},

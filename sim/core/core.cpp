@@ -37,7 +37,9 @@ Core::Core(Env& env, Chip& chip, int id)
       dma_in_(std::make_unique<DmaEngine>(env, chip.dram(), id, false, chip.ring(),
                                           [&chip](int c) -> Lx& { return chip.core(c).lx(); })),
       dma_out_(std::make_unique<DmaEngine>(env, chip.dram(), id, true, chip.ring(),
-                                           [&chip](int c) -> Lx& { return chip.core(c).lx(); })) {
+                                           [&chip](int c) -> Lx& { return chip.core(c).lx(); })),
+      loops_(isa::analyse_loops(*stream_, static_cast<size_t>(id))),
+      cursor_(loops_) {
   if (env.trace && id < static_cast<int>(env.program.num_cores)) {
     seq_track_ = env.trace->track("core " + std::to_string(id), "seq");
     for (int q = 0; q < isa::kNumQueues; ++q)
@@ -51,8 +53,11 @@ void Core::start() {
     phase_ = Phase::Halted;
     return;
   }
+  const uint64_t words = cursor_.settle(*stream_);  // the stream may open with a loop
+  loop_words_ += words;
   phase_ = Phase::Decoding;
-  env_.sched.at(env_.sched.now() + static_cast<Cycle>(env_.cfg.issue_cycles),
+  env_.sched.at(env_.sched.now() + static_cast<Cycle>(env_.cfg.issue_cycles) +
+                    static_cast<Cycle>(words) * static_cast<Cycle>(env_.cfg.loop_issue_cycles),
                 [this] { decoded(); });
 }
 
@@ -77,8 +82,9 @@ void Core::kick_sequencer() {
 
 void Core::try_place() {
   const Cycle now = env_.sched.now();
-  const bool at_end = pc_ >= stream_->size();
-  const Opcode op = at_end ? Opcode::Halt : instr(pc_).op;
+  const size_t pc = cursor_.pc;
+  const bool at_end = pc >= stream_->size();
+  const Opcode op = at_end ? Opcode::Halt : instr(pc).op;
   if (op == Opcode::Barrier || op == Opcode::Halt) {
     if (!drained()) {
       if (phase_ != Phase::WaitDrain) drain_since_ = now;
@@ -97,7 +103,10 @@ void Core::try_place() {
     chip_.arrive_barrier(id_);
     return;
   }
-  const int q = static_cast<int>(isa::queue_of(instr(pc_)));
+  // The operands of this iteration: a stepped `cl` may change the queue.
+  Slot e{pc, dyn_, cursor_.stack.empty() ? -1 : cursor_.iter[cursor_.stack.back()],
+         loops_.materialise(instr(pc), pc, cursor_.iter)};
+  const int q = static_cast<int>(isa::queue_of(e.in));
   if (static_cast<int64_t>(q_[q].entries.size()) >= env_.cfg.queue_depth) {
     if (phase_ != Phase::StallFull) stall_since_ = now;
     phase_ = Phase::StallFull;
@@ -108,18 +117,25 @@ void Core::try_place() {
     full_stall_cycles_ += now - stall_since_;
     if (env_.trace && now > stall_since_) trace_seq("stall", stall_since_, now);
   }
-  q_[q].entries.push_back(pc_++);
+  q_[q].entries.push_back(std::move(e));
   wake(q);
+  advance();
+}
+
+void Core::advance() {
+  ++cursor_.pc;
+  ++dyn_;
+  const uint64_t words = cursor_.settle(*stream_);
+  loop_words_ += words;
   phase_ = Phase::Decoding;
-  env_.sched.at(now + static_cast<Cycle>(env_.cfg.issue_cycles), [this] { decoded(); });
+  env_.sched.at(env_.sched.now() + static_cast<Cycle>(env_.cfg.issue_cycles) +
+                    static_cast<Cycle>(words) * static_cast<Cycle>(env_.cfg.loop_issue_cycles),
+                [this] { decoded(); });
 }
 
 void Core::release_barrier() {
   if (env_.trace) trace_seq("barrier", barrier_since_, env_.sched.now());
-  ++pc_;
-  phase_ = Phase::Decoding;
-  env_.sched.at(env_.sched.now() + static_cast<Cycle>(env_.cfg.issue_cycles),
-                [this] { decoded(); });
+  advance();
 }
 
 // ---- tokens ----
@@ -146,15 +162,16 @@ void Core::pump(int q) {
   QueueState& s = q_[q];
   const Cycle now = env_.sched.now();
   while (!s.busy && !s.entries.empty()) {
-    const size_t i = s.entries.front();
-    const isa::Instr& in = instr(i);
+    const Slot& e = s.entries.front();
+    const isa::Instr& in = e.in;
     if ((in.op == Opcode::Signal || in.op == Opcode::Wait) && in.get("tok") < 0)
-      throw Error(ref(i).where(), "token " + std::to_string(in.get("tok")) + " is negative");
+      throw Error(ref(e).where(), "token " + std::to_string(in.get("tok")) + " is negative");
     if (in.op == Opcode::Signal) {
+      const int64_t core = in.get("core"), tok = in.get("tok");
       s.entries.pop_front();
       ++s.st.instructions;
       // The flow starts at the instruction this signal publishes: the last one of its queue.
-      chip_.signal(id_, in.get("core") < 0 ? id_ : static_cast<int>(in.get("core")), in.get("tok"),
+      chip_.signal(id_, core < 0 ? id_ : static_cast<int>(core), tok,
                    env_.trace && s.has_last ? FlowSrc{s.track, s.last_start} : FlowSrc{});
       kick_sequencer();
       continue;
@@ -181,7 +198,10 @@ void Core::pump(int q) {
           traces::SpanArgs a;
           a.kernel = kernel_name(in);
           a.core = id_;
-          a.pc = static_cast<int64_t>(i);
+          a.pc = static_cast<int64_t>(e.pc);
+          std::vector<traces::Arg> extra;
+          loop_args(extra, e.dyn, e.iter);
+          a.extra = extra.empty() ? nullptr : &extra;
           env_.trace->span(s.track, "wait tok " + std::to_string(tok), s.wait_since,
                            now - s.wait_since, a);
         }
@@ -192,16 +212,17 @@ void Core::pump(int q) {
       kick_sequencer();
       continue;
     }
+    Slot next = std::move(s.entries.front());
     s.entries.pop_front();
-    launch(q, i);
+    launch(q, std::move(next));
     kick_sequencer();
   }
   if (s.entries.empty() && !s.busy) kick_sequencer();  // a barrier or halt may wait for this
 }
 
-void Core::check_bounds(size_t i) const {
-  const isa::Instr& in = instr(i);
-  const InstrRef at = ref(i);
+void Core::check_bounds(const Slot& e) const {
+  const isa::Instr& in = e.in;
+  const InstrRef at = ref(e);
   const int64_t lx_size = env_.cfg.lx_size_bytes;
   const int64_t dram_size = static_cast<int64_t>(env_.program.dram_bytes);
   if (in.op == Opcode::DmaGather) {
@@ -258,12 +279,12 @@ void Core::check_bounds(size_t i) const {
   }
 }
 
-void Core::launch(int q, size_t i) {
+void Core::launch(int q, Slot e) {
   QueueState& s = q_[q];
-  const isa::Instr& in = instr(i);
-  check_bounds(i);
+  check_bounds(e);
+  s.cur = std::move(e);
+  const isa::Instr& in = s.cur.in;
   s.busy = true;
-  s.cur = i;
   s.start = env_.sched.now();
   if (env_.trace && !s.flows_in.empty()) {
     for (const FlowSrc& f : s.flows_in)
@@ -276,7 +297,7 @@ void Core::launch(int q, size_t i) {
     case Opcode::DmaGather: dma_in_->start(in, done); return;
     case Opcode::DmaStore: dma_out_->start(in, done); return;
     case Opcode::RingSend:
-    case Opcode::RingReduce: launch_ring(q, i); return;
+    case Opcode::RingReduce: launch_ring(q); return;
     default: {
       const Cycle cycles = is_pt(in.op) ? pt_cycles(env_.cfg, in) : sfp_cycles(env_.cfg, in);
       env_.sched.at(lx_.access(s.start, cycles, lx_regions(in), s.start), done);
@@ -285,8 +306,8 @@ void Core::launch(int q, size_t i) {
   }
 }
 
-void Core::launch_ring(int q, size_t i) {
-  const isa::Instr& in = instr(i);
+void Core::launch_ring(int q) {
+  const isa::Instr& in = q_[q].cur.in;
   const bool red = in.op == Opcode::RingReduce;
   const int dst = static_cast<int>(in.get("dst_core"));
   const int64_t bytes = in.get("bytes");
@@ -359,8 +380,7 @@ std::vector<LxRegion> Core::lx_regions(const isa::Instr& in) const {
   return out;
 }
 
-void Core::execute(size_t i) {
-  const isa::Instr& in = instr(i);
+void Core::execute(const isa::Instr& in) {
   switch (in.op) {
     case Opcode::DmaLoad:
     case Opcode::DmaStore: {
@@ -423,8 +443,8 @@ void Core::execute(size_t i) {
 void Core::complete(int q) {
   QueueState& s = q_[q];
   const Cycle now = env_.sched.now();
-  const isa::Instr& in = instr(s.cur);
-  if (env_.functional) execute(s.cur);
+  const isa::Instr& in = s.cur.in;
+  if (env_.functional) execute(in);
   const FlowSrc self = env_.trace ? FlowSrc{s.track, s.start} : FlowSrc{};
   if (is_ring(in.op) && in.get("tok") >= 0)
     chip_.core(static_cast<int>(in.get("dst_core"))).add_token(in.get("tok"), self);
@@ -449,9 +469,10 @@ std::vector<int> Core::mcast_targets(const isa::Instr& in) const {
 std::string Core::stuck_report() const {
   std::string s = "core " + std::to_string(id_) + ": ";
   if (phase_ == Phase::Halted) return s + "halted at cycle " + std::to_string(halt_cycle_);
-  if (pc_ < stream_->size()) {
-    s += "next instruction #" + std::to_string(pc_) + " " +
-         std::string(isa::op_info(instr(pc_).op).mnemonic);
+  if (cursor_.pc < stream_->size()) {
+    s += "next instruction #" + std::to_string(cursor_.pc) + " " +
+         std::string(isa::op_info(instr(cursor_.pc).op).mnemonic);
+    if (!loops_.empty()) s += " (dynamic #" + std::to_string(dyn_) + ")";
   } else {
     s += "end of stream";
   }
@@ -468,8 +489,8 @@ std::string Core::stuck_report() const {
   for (int q = 0; q < isa::kNumQueues; ++q) {
     const QueueState& st = q_[q];
     const std::string name(isa::queue_name(static_cast<isa::Queue>(q)));
-    auto label = [&](size_t i) {
-      return "#" + std::to_string(i) + " " + std::string(isa::op_info(instr(i).op).mnemonic);
+    auto label = [&](const Slot& e) {
+      return "#" + std::to_string(e.pc) + " " + std::string(isa::op_info(e.in.op).mnemonic);
     };
     if (st.busy) {
       s += "; queue " + name + " executes instruction " + label(st.cur) + " since cycle " +
@@ -478,7 +499,7 @@ std::string Core::stuck_report() const {
       auto it = tokens_.find(st.waiting_tok);
       s += "; queue " + name + " waits on token " + std::to_string(st.waiting_tok) + " (value " +
            std::to_string(it == tokens_.end() ? 0 : it->second) + ") at instruction #" +
-           std::to_string(st.entries.front()) + " (" + std::to_string(st.entries.size()) +
+           std::to_string(st.entries.front().pc) + " (" + std::to_string(st.entries.size()) +
            " queued)";
     } else if (!st.entries.empty()) {
       s += "; queue " + name + " head instruction " + label(st.entries.front()) + " (" +

@@ -97,10 +97,11 @@ void Core::trace_instr(int q, const isa::Instr& in, Cycle now) {
   std::vector<traces::Arg> extra;
   if (in.op == Opcode::RingSend || in.op == Opcode::RingReduce)
     extra.push_back(traces::Arg::num("dst_core", in.get("dst_core")));
+  loop_args(extra, s.cur.dyn, s.cur.iter);
   traces::SpanArgs a;
   a.kernel = kernel_name(in);
   a.core = id_;
-  a.pc = static_cast<int64_t>(s.cur);
+  a.pc = static_cast<int64_t>(s.cur.pc);
   a.detail = detail;
   a.lx = lx.empty() ? nullptr : &lx;
   a.extra = extra.empty() ? nullptr : &extra;
@@ -109,11 +110,23 @@ void Core::trace_instr(int q, const isa::Instr& in, Cycle now) {
   s.last_start = s.start;
 }
 
+// With loops, spans add "dyn" (the dynamic index: position in the expanded stream, which the LX
+// plan's live intervals count) and, inside a loop, "iter" (the innermost loop's iteration); a
+// stream without loops adds neither, since there dyn == pc.
+void Core::loop_args(std::vector<traces::Arg>& out, uint64_t dyn, int64_t iter) const {
+  if (loops_.empty()) return;
+  out.push_back(traces::Arg::num("dyn", static_cast<int64_t>(dyn)));
+  if (iter >= 0) out.push_back(traces::Arg::num("iter", iter));
+}
+
 void Core::trace_seq(const char* what, Cycle from, Cycle to) {
   traces::SpanArgs a;
   a.core = id_;
-  a.pc = static_cast<int64_t>(pc_);
-  if (pc_ < stream_->size()) a.kernel = kernel_name(instr(pc_));
+  a.pc = static_cast<int64_t>(cursor_.pc);
+  if (cursor_.pc < stream_->size()) a.kernel = kernel_name(instr(cursor_.pc));
+  std::vector<traces::Arg> extra;
+  loop_args(extra, dyn_, -1);
+  a.extra = extra.empty() ? nullptr : &extra;
   std::string name = what;
   if (name == "stall")
     name += " " + std::string(isa::queue_name(static_cast<isa::Queue>(stall_queue_)));

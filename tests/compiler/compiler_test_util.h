@@ -8,6 +8,7 @@
 
 #include "spyre/compiler/compile.h"
 #include "spyre/isa/dtype.h"
+#include "spyre/isa/loops.h"
 
 namespace spyre::compiler::test {
 
@@ -19,6 +20,14 @@ inline uint64_t addr_of(const TensorBinding& b, int64_t flat) {
     flat /= b.size[d];
   }
   return b.dram_addr + static_cast<uint64_t>(off * isa::dtype_size_bytes(b.dtype));
+}
+
+// Every core's stream as the sequencer issues it (hardware loops expanded, isa/loops.h): what
+// tests that count or inspect instructions should look at.
+inline std::vector<std::vector<isa::Instr>> issued(const isa::Program& p) {
+  std::vector<std::vector<isa::Instr>> out;
+  for (size_t c = 0; c < p.cores.size(); ++c) out.push_back(isa::expand_stream(p.cores[c], c));
+  return out;
 }
 
 inline nlohmann::json load_golden(const std::string& name) {

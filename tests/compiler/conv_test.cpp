@@ -12,6 +12,7 @@
 #include "compiler_test_util.h"
 #include "ir_interp.h"
 #include "spyre/compiler/compile.h"
+#include "spyre/compiler/conv.h"
 #include "spyre/sim/simulate.h"
 
 namespace spyre::compiler {
@@ -96,41 +97,48 @@ TEST_P(Conv, MatchesReference) {
   const ConvCase& c = GetParam();
   const nlohmann::json ir = conv_ir(c);
   auto cfg = arch::load_arch("tiny");
-  const CompileResult r = compile(ir, cfg, {}, c.name + ".json");
-  test::IrInterp ref(ir);
-  sim::DeviceMemory mem(r.program.dram_bytes, 0);
-  std::mt19937 rng(99);
-  for (size_t i = 0; i < r.inputs.size(); ++i) {
-    const TensorBinding& b = r.inputs[i];
-    int64_t numel = 1;
-    for (auto s : b.size) numel *= s;
-    nlohmann::json v = {
-        {"buffer", ir["inputs"][i]}, {"size", b.size}, {"stride", b.stride}, {"offset", 0}};
-    std::vector<double> vals(static_cast<size_t>(numel));
-    for (auto& x : vals) x = std::normal_distribution<double>(0.0, 1.0)(rng);
-    ref.write_view(v, vals);
-    vals = ref.read_view(v);
-    for (size_t e = 0; e < vals.size(); ++e)
-      isa::store_element(mem.data() + addr_of(b, static_cast<int64_t>(e)), b.dtype, vals[e]);
+  for (const ConvHalo mode : {ConvHalo::Auto, ConvHalo::Halo, ConvHalo::Taps}) {
+    const ScopedConvHalo scoped(mode);
+    const CompileResult r = compile(ir, cfg, {}, c.name + ".json");
+    test::IrInterp ref(ir);
+    sim::DeviceMemory mem(r.program.dram_bytes, 0);
+    std::mt19937 rng(99);
+    for (size_t i = 0; i < r.inputs.size(); ++i) {
+      const TensorBinding& b = r.inputs[i];
+      int64_t numel = 1;
+      for (auto s : b.size) numel *= s;
+      nlohmann::json v = {
+          {"buffer", ir["inputs"][i]}, {"size", b.size}, {"stride", b.stride}, {"offset", 0}};
+      std::vector<double> vals(static_cast<size_t>(numel));
+      for (auto& x : vals) x = std::normal_distribution<double>(0.0, 1.0)(rng);
+      ref.write_view(v, vals);
+      vals = ref.read_view(v);
+      for (size_t e = 0; e < vals.size(); ++e)
+        isa::store_element(mem.data() + addr_of(b, static_cast<int64_t>(e)), b.dtype, vals[e]);
+    }
+    ref.run();
+    const sim::SimResult s = sim::simulate(r.program, cfg, mem);
+    const TensorBinding& o = r.outputs.at(0);
+    const auto want = ref.read_view(ir["outputs"][0]);
+    double rms = 0, err = 0, top = 0;
+    for (size_t e = 0; e < want.size(); ++e) {
+      const double got =
+          isa::load_element(mem.data() + addr_of(o, static_cast<int64_t>(e)), o.dtype);
+      rms += want[e] * want[e];
+      top = std::max(top, std::abs(want[e]));
+      err = std::max(err, std::abs(got - want[e]));
+    }
+    rms = std::sqrt(rms / static_cast<double>(want.size()));
+    std::cout << "[ conv     ] " << c.name << " (tiles " << r.report["kernels"][0]["tiles"].dump()
+              << "): " << s.cycles << " cycles, max err " << err << " (rms " << rms << ")\n";
+    EXPECT_GT(rms, 0.1);
+    // fp16 output: one ulp of the largest values plus the fp32/double accumulation difference.
+    EXPECT_LE(err, top * std::ldexp(1.0, -10) + 1e-3 * rms);
+    EXPECT_EQ(r.report["kernels"][0]["unit"], "pt");
+    if (mode != ConvHalo::Auto && c.kh * c.kw > 1) {
+      EXPECT_EQ(r.report["kernels"][0]["tiles"]["halo"].get<bool>(), mode == ConvHalo::Halo);
+    }
   }
-  ref.run();
-  const sim::SimResult s = sim::simulate(r.program, cfg, mem);
-  const TensorBinding& o = r.outputs.at(0);
-  const auto want = ref.read_view(ir["outputs"][0]);
-  double rms = 0, err = 0, top = 0;
-  for (size_t e = 0; e < want.size(); ++e) {
-    const double got = isa::load_element(mem.data() + addr_of(o, static_cast<int64_t>(e)), o.dtype);
-    rms += want[e] * want[e];
-    top = std::max(top, std::abs(want[e]));
-    err = std::max(err, std::abs(got - want[e]));
-  }
-  rms = std::sqrt(rms / static_cast<double>(want.size()));
-  std::cout << "[ conv     ] " << c.name << ": " << s.cycles << " cycles, max err " << err
-            << " (rms " << rms << ")\n";
-  EXPECT_GT(rms, 0.1);
-  // fp16 output: one ulp of the largest values plus the fp32/double accumulation difference.
-  EXPECT_LE(err, top * std::ldexp(1.0, -10) + 1e-3 * rms);
-  EXPECT_EQ(r.report["kernels"][0]["unit"], "pt");
 }
 
 INSTANTIATE_TEST_SUITE_P(

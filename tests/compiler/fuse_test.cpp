@@ -2,6 +2,8 @@
 // and the merge of loop nodes it is built on.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "compiler_test_util.h"
 #include "spyre/compiler/compile.h"
 #include "spyre/compiler/fuse.h"
@@ -79,6 +81,24 @@ TEST(Fusion, SoftmaxReductionsAndTheirConsumersBecomeOneKernel) {
   const FusionPlan p = plan_fusion(g, cfg, plan_dram(g, cfg), true);
   EXPECT_EQ(group_names(g, p), (std::vector<std::string>{"op0+op1+op2+op3"}))
       << p.decisions.dump(1);
+}
+
+TEST(Fusion, LayerNormAfterAMatmulMergesMeanAndM2Horizontally) {
+  // bert op20 (mean) and op21 (m2) both read the addmm op19 + residual; neither produces the
+  // other and a reduction cannot be an epilogue, so only the horizontal candidate remains.
+  auto cfg = arch::load_arch("spyre");
+  const ir::Graph g = ir::load_ir(test::load_golden("models/bert"), "bert.json");
+  const FusionPlan p = plan_fusion(g, cfg, plan_dram(g, cfg), true);
+  bool horizontal = false;
+  for (const auto& d : p.decisions)
+    if (d["group"] == nlohmann::json{"op20", "op21"}) {
+      EXPECT_EQ(d["kind"], "horizontal");
+      EXPECT_TRUE(d["taken"].get<bool>()) << d.dump();
+      horizontal = true;
+    }
+  EXPECT_TRUE(horizontal) << p.decisions.dump(1);
+  const auto names = group_names(g, p);
+  EXPECT_NE(std::find(names.begin(), names.end(), "op20+op21+op23"), names.end());
 }
 
 TEST(MergeLoopNodes, SharesTheWelfordReductionOfMeanAndM2) {

@@ -2,8 +2,9 @@
 // Tests-only reference: a small interpreter of the Inductor IR (compiler/frontend/SCHEMA.md v1)
 // over a byte image of the graph's storages. Loop bodies are evaluated in double and rounded
 // exactly where the IR says (to_dtype, stores: isa::store_element, the same rounding as the
-// device). Extern mm/addmm/bmm and 2-D convolution accumulate in double. What it cannot
-// evaluate (fallbacks, to_dtype_bitcast, unknown ops) throws std::runtime_error.
+// device). Extern mm/addmm/bmm and 2-D convolution accumulate in double; topk and median
+// fallbacks sort (ir_interp_select.h). What it cannot evaluate (other fallbacks,
+// to_dtype_bitcast, unknown ops) throws std::runtime_error.
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -17,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ir_interp_select.h"
 #include "spyre/isa/dtype.h"
 
 namespace spyre::compiler::test {
@@ -248,6 +250,8 @@ class IrInterp {
         run_loop(n);
       else if (kind == "extern")
         run_extern(n);
+      else if (kind == "fallback")  // topk, median and their MultiOutput nodes
+        eval_select(*this, n, tuples_);
       else
         throw std::runtime_error("reference: no evaluation of " + kind + " nodes");
     }
@@ -629,6 +633,7 @@ class IrInterp {
   bool f32_ = false;
   std::map<std::string, Buf> bufs_;
   std::map<std::string, std::vector<uint8_t>> storage_;
+  std::map<std::string, SelectTuple> tuples_;  // fallbacks' results (ir_interp_select.h)
 };
 
 }  // namespace spyre::compiler::test

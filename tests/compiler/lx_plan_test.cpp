@@ -5,6 +5,7 @@
 #include "compiler_test_util.h"
 #include "spyre/compiler/compile.h"
 #include "spyre/error.h"
+#include "spyre/isa/loops.h"
 
 namespace spyre::compiler {
 namespace {
@@ -23,7 +24,8 @@ TEST(LxPlan, IntervalsCoverExactlyTheKernelsInstructionsOnEachCore) {
     EXPECT_EQ(r.program.kernels.at(id), b["kernel"]);
     ASSERT_FALSE(b["live"].empty()) << b.dump();
     for (const auto& l : b["live"]) {
-      const auto& code = r.program.cores.at(l[0].get<size_t>());
+      // Intervals count dynamic indices: positions in the expanded stream.
+      const auto code = isa::expand_stream(r.program.cores.at(l[0].get<size_t>()));
       const auto lo = l[1].get<size_t>(), hi = l[2].get<size_t>();
       ASSERT_LT(hi, code.size());
       for (size_t pc = lo; pc <= hi; ++pc) EXPECT_EQ(code[pc].kernel, id) << "pc " << pc;

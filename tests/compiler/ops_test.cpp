@@ -84,7 +84,7 @@ double weight_std(const nlohmann::json& ir, const std::string& input) {
 
 // Op goldens the compiler refuses today (a refusal of any other op golden is a regression).
 const std::set<std::string>& known_unsupported() {
-  static const std::set<std::string> s = {"ops/median", "ops/topk"};
+  static const std::set<std::string> s = {};
   return s;
 }
 

@@ -113,7 +113,7 @@ TEST(TileProgram, EmbeddingCompilesToOneGatherRequestPerRow) {
   const auto ir = test::load_golden("ops/embedding");  // 64 ids into a [100, 32] fp16 table
   const auto r = compile(ir, arch::load_arch("tiny"), {}, "embedding.json");
   int64_t rows = 0;
-  for (const auto& core : r.program.cores)
+  for (const auto& core : test::issued(r.program))
     for (const auto& in : core) {
       if (in.op != isa::Opcode::DmaGather) continue;
       EXPECT_EQ(in.get("bytes"), 32 * 2);  // a whole row of the table
@@ -122,6 +122,51 @@ TEST(TileProgram, EmbeddingCompilesToOneGatherRequestPerRow) {
       rows += in.get("n");
     }
   EXPECT_EQ(rows, 64);
+}
+
+TEST(TileProgram, TransposeIsCutIntoBlocksOfOneDramWord) {
+  // bert op8: buf8[128*x0 + x1] = 0.125 * float(buf6[x0 + 256*x1]) over [256, 128]: the load
+  // is contiguous along x0, the fp32 store along x1.
+  TileProgram p = build(test::load_golden("models/bert"), 7);
+  EXPECT_TRUE(p.space.blocked);
+  EXPECT_EQ(p.space.row.size, 64);  // 128 B of the fp16 load per DMA run
+  EXPECT_EQ(p.space.col.size, 32);  // 128 B of the fp32 store
+  EXPECT_EQ(p.space.outer_count(), 256 * 128 / (64 * 32));
+  int transposed_loads = 0;
+  for (const auto& op : p.ops)
+    if (op.kind == TOp::Load) transposed_loads += p.vals[static_cast<size_t>(op.dst)].transposed;
+  EXPECT_EQ(transposed_loads, 1);
+}
+
+TEST(TileProgram, StoreAlongTheRowsIsWrittenFromATransposedCopy) {
+  // llama op11 (rotary embedding of k, stored transposed: buf11[8192*x0 + x1 + 128*x2]).
+  TileProgram p = build(test::load_golden("models/llama"), 9);
+  EXPECT_TRUE(p.space.blocked);
+  EXPECT_EQ(p.space.row.size, 32);  // the fp32 store: 128 B runs
+  int stores = 0;
+  for (const auto& op : p.ops) {
+    if (op.kind != TOp::Store) continue;
+    ++stores;
+    EXPECT_TRUE(p.vals[static_cast<size_t>(op.src[0])].transposed);
+  }
+  EXPECT_EQ(stores, 1);
+}
+
+TEST(TileProgram, BlockedTransposeMovesOnlyWholeDramWords) {
+  const auto r = compile(test::load_golden("models/bert"), arch::load_arch("spyre"), {}, "b.json");
+  int64_t id = -1;
+  for (const auto& k : r.report["kernels"])
+    if (k["name"] == "op8_pointwise") id = k["id"].get<int64_t>();
+  ASSERT_GE(id, 0);
+  int64_t dmas = 0;
+  for (const auto& core : test::issued(r.program))
+    for (const auto& in : core) {
+      if (in.kernel != id || (in.op != isa::Opcode::DmaLoad && in.op != isa::Opcode::DmaStore))
+        continue;
+      ++dmas;
+      EXPECT_EQ(in.get("bytes") % 128, 0) << isa::op_info(in.op).mnemonic;
+    }
+  EXPECT_GT(dmas, 0);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "spyre/error.h"
 #include "spyre/isa/format.h"
+#include "spyre/isa/loops.h"
 
 using namespace spyre::isa;
 
@@ -22,6 +23,7 @@ Program every_opcode_program() {
   p.cores.resize(2);
   for (int i = 0; i < num_opcodes(); ++i) {
     const OpInfo& info = op_info(static_cast<Opcode>(i));
+    if (is_loop_word(info.op)) continue;  // valid only in a loop: added below
     Instr in;
     in.op = info.op;
     in.kernel = static_cast<uint16_t>(i % 2);
@@ -48,6 +50,10 @@ Program every_opcode_program() {
     }
     p.cores[static_cast<size_t>(i % 2)].push_back(in);
   }
+  // A loop of 3 over the first instruction (dma.load), its dram operand stepped by 64.
+  p.cores[0].push_back(make_instr(Opcode::Loop, {{"count", 3}, {"len", 1}}));
+  p.cores[0].push_back(make_instr(Opcode::LoopStep, {{"i", 0}, {"o", 0}, {"delta", 64}}));
+  p.cores[0].push_back(p.cores[0][0]);
   p.cores[0].push_back(make_instr(Opcode::Halt, {}));
   p.cores[1].push_back(make_instr(Opcode::Halt, {}));
   return p;

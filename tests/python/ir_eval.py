@@ -6,8 +6,9 @@ Each loop body is evaluated on whole index grids: variable `x<i>`/`r<j>` is an a
 broadcast along its own dimension of `sizes + reduce_sizes`. Inside a `masked` block every load
 and indirect index is evaluated at index 0 where the mask is false (the value is discarded), so
 padding and slicing never read out of bounds. Fallback nodes run their ATen op from `call`
-(the C++ compiler refuses them; here they keep the rest of a graph checkable). Graph inputs
-that the IR writes (in-place mutation) are copied back into the caller's tensors.
+(the C++ compiler lowers topk, sort, kthvalue and median and refuses the rest; here they keep
+the rest of a graph checkable). Graph inputs that the IR writes (in-place mutation) are copied
+back into the caller's tensors.
 """
 
 from __future__ import annotations

@@ -73,14 +73,15 @@ def test_bad_input_is_one_clear_message(cli, tmp_path):
 
 
 def test_unsupported_op_names_the_op(cli, tmp_path):
-    # median has no Inductor lowering: it stays a fallback kernel, which the device refuses.
-    model = tmp_path / "median.py"
+    # mode has no Inductor lowering and none in the compiler (topk and median do, select.h): it
+    # stays a fallback kernel, which the device refuses.
+    model = tmp_path / "mode.py"
     model.write_text(
         "import torch\n"
         "class M(torch.nn.Module):\n"
         "    def forward(self, x):\n"
-        "        return torch.median(x, 0).values\n"
+        "        return torch.mode(x, 0).values\n"
         "model = M()\n"
         "example_inputs = (torch.randn(8, 8, dtype=torch.float16),)\n")
     err = _bad(cli, tmp_path, "run", model)
-    assert "aten.median" in err and "unsupported op" in err and "median.py:4" in err, err
+    assert "aten.mode" in err and "unsupported op" in err and "mode.py:4" in err, err

@@ -23,9 +23,13 @@ OPS = regenerate.load_model("ops")
 # op -> why its IR does not evaluate to eager's result yet.
 XFAIL: dict[str, str] = {}
 
-# Fallback nodes (an ATen op Inductor's CPU lowering does not lower): the C++ compiler refuses
-# them; the capture must still name the op and the source line.
-FALLBACK_OPS = {"topk": "aten.topk.default", "median": "aten.median.dim"}
+# Fallback nodes (an ATen op Inductor's CPU lowering does not lower): the C++ compiler lowers
+# these on the SFP (compiler/lower/select.cpp) and refuses others; the capture must name the op
+# and the source line.
+FALLBACK_OPS = {"topk": "aten.topk.default", "median": "aten.median.dim",
+                "topk_smallest": "aten.topk.default", "median_keepdim": "aten.median.dim",
+                "sort": "aten.sort.stable", "kthvalue": "aten.kthvalue.default",
+                "median_all": "aten.median.default"}
 
 
 def _params(names):

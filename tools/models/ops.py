@@ -209,9 +209,18 @@ OPS: dict[str, OpCase] = {
     "add_int8": OpCase(torch.add, _ints(16, 64, dtype=torch.int8)),
     "mul_int64": OpCase(torch.mul, _ints(16, 64, dtype=torch.int64)),
     "graph_break": OpCase(_graph_break, _x(16, 64)),
-    "median": OpCase(lambda x: torch.median(x, -1).values, _x(16, 63)),  # no lowering: a fallback
+    "median": OpCase(lambda x: torch.median(x, -1).values, _x(16, 63)),  # Inductor: a fallback
     "cast_chain": OpCase(lambda x: (x.float() * 3).to(torch.int32).to(torch.int8).to(torch.bfloat16),
                          _x(16, 64)),
+    # Selection variants (fallbacks lowered by compiler/lower/select.cpp): smallest along a
+    # strided dim; an even count (the lower median) with keepdim and both outputs; a stable
+    # descending sort; the k-th smallest along dim 0; the median of all elements.
+    "topk_smallest": OpCase(lambda x: torch.topk(x, 3, 0, largest=False), _x(16, 64)),
+    "median_keepdim": OpCase(lambda x: torch.median(x, 0, keepdim=True),
+                             _x(10, 24, dtype=torch.bfloat16)),
+    "sort": OpCase(lambda x: torch.sort(x, dim=-1, descending=True, stable=True), _x(16, 32)),
+    "kthvalue": OpCase(lambda x: torch.kthvalue(x, 5, 0), _x(12, 40, dtype=torch.float32)),
+    "median_all": OpCase(lambda x: torch.median(x), _x(9, 15)),
 }
 
 HOST_OPS = ("embedding", "arange", "sin", "cos", "tril", "triu", "argmax", "argmin", "cumsum",

@@ -219,6 +219,13 @@ std::string split_of(const json& report) {
   return "-";
 }
 
+// The cost model's predicted cycles of the run's matmul kernel (0 when it has none).
+double predicted_of(const json& report) {
+  for (const auto& k : report["kernels"])
+    if (k.value("unit", "") == "pt") return k["split"]["predicted"]["cycles"].get<double>();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -337,8 +344,10 @@ int main(int argc, char** argv) {
           {512, 163.4}, {1024, 244.1}, {2048, 389.0}, {4096, 667.5}, {8192, 1240.7}};
       std::printf(
           "\nIBM mm K-sweep, M = N = 2048, fp16 (measured: torch-spyre notes, split m4 x n8)\n");
-      std::printf("%6s %12s %14s %8s %14s %8s %12s\n", "K", "measured_us", "sim_us(m4n8)", "error",
-                  "sim_us(auto)", "error", "bound_us");
+      // pred_us: the cost model's prediction of the auto split; model: its error against that
+      // split's simulation.
+      std::printf("%6s %12s %14s %8s %14s %8s %12s %12s %8s\n", "K", "measured_us", "sim_us(m4n8)",
+                  "error", "sim_us(auto)", "error", "bound_us", "pred_us", "model");
       compiler::CompileOptions forced = opts;
       forced.set("matmul_split", "1,4,8,1");
       for (auto [k, us] : ibm) {
@@ -346,9 +355,11 @@ int main(int argc, char** argv) {
         Run a = compile_and_run(mm_ir(2048, 2048, k), cfg, opts, "ksweep");
         const double fu = static_cast<double>(f.cycles) / ghz / 1000.0;
         const double au = static_cast<double>(a.cycles) / ghz / 1000.0;
-        std::printf("%6lld %12.1f %14.1f %+7.1f%% %14.1f %+7.1f%% %12.1f\n",
+        const double pu = predicted_of(a.report) / ghz / 1000.0;
+        std::printf("%6lld %12.1f %14.1f %+7.1f%% %14.1f %+7.1f%% %12.1f %12.1f %+7.1f%%  %s\n",
                     static_cast<long long>(k), us, fu, 100.0 * (fu - us) / us, au,
-                    100.0 * (au - us) / us, f.bound / ghz / 1000.0);
+                    100.0 * (au - us) / us, f.bound / ghz / 1000.0, pu, 100.0 * (pu - au) / au,
+                    split_of(a.report).c_str());
         std::fflush(stdout);
       }
     }

@@ -41,6 +41,12 @@ struct CompileOptions {
   // `compiler.matmul_split=b,m,n,k`: parts of every matmul's batch, M, N and K (each >= 1,
   // product <= cores); all 0: the cost model chooses (divide.h).
   std::array<int64_t, 4> matmul_split{0, 0, 0, 0};
+  // `compiler.layout_copy=auto|transpose|loops`: how pure layout copies are lowered (auto: the
+  // faster by the cost model; transpose.h).
+  std::string layout_copy = "auto";
+  // `compiler.hw_loops=on|off`: fold repeated instruction blocks into hardware loops
+  // (codegen/loop_compress.cpp) after the streams are final; expanding gives the same stream.
+  bool hw_loops = true;
   // `compiler.debug.lx_plan_error=none|shift|shrink|overlap`,
   // `compiler.debug.force_fusion=none|all|i,j,...`.
   CompileDebug debug;

@@ -38,7 +38,9 @@ struct MatmulSplit {
 };
 
 // The split compile() runs under (set by the driver for the duration of one compile, so the
-// fusion pass's trial lowerings see the same split as the final one).
+// fusion pass's trial lowerings see the same split as the final one). While one is in scope,
+// choose_matmul_grid also remembers its answers (one compile has one configuration, and the
+// fusion pass lowers the same matmul again for every trial); the memo ends with the scope.
 const MatmulSplit& current_matmul_split();
 class ScopedMatmulSplit {
  public:
@@ -49,6 +51,7 @@ class ScopedMatmulSplit {
 
  private:
   MatmulSplit saved_;
+  void* saved_memo_;
 };
 
 // The output is cut into gb x gm x gn blocks, each of whose K is cut into gk parts: one
@@ -107,8 +110,12 @@ using MatmulLxFn = std::function<int64_t(int64_t tm, int64_t tn, int64_t tk, int
 // bandwidth times the share of channels its concurrent requests cover. Ties go to fewer DRAM
 // bytes, then fewer cores.
 // `alternatives` (optional) receives the best few other splits, for the report.
+// `lx_key` (optional): everything `lx_bytes` depends on besides its arguments (element sizes,
+// epilogue slots...); with it, and inside a ScopedMatmulSplit, the answer is memoised per
+// (shape, lx_budget, lx_key, forced split).
 MatmulGrid choose_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg, int64_t lx_budget,
-                              const MatmulLxFn& lx_bytes, nlohmann::json* alternatives = nullptr);
+                              const MatmulLxFn& lx_bytes, nlohmann::json* alternatives = nullptr,
+                              const std::vector<int64_t>* lx_key = nullptr);
 
 // The roofline bound of a matmul: max(MACs / chip peak, minimum DRAM bytes (A, B, output once)
 // / bandwidth), in cycles.

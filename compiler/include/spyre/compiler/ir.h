@@ -36,6 +36,7 @@ struct Buffer {
   std::vector<int64_t> size, stride;
   int64_t offset = 0;
   std::string view_of;            // empty unless kind == view
+  bool tuple = false;             // dtype null: a fallback's tuple (MultiOutput nodes read it)
   int64_t storage_elems() const;  // offset + sum((size-1)*stride) + 1, 0 when empty
 };
 
@@ -76,6 +77,7 @@ struct Node {
   nlohmann::json constant_args = nlohmann::json::array();
   nlohmann::json kwargs = nlohmann::json::object();
   TensorView layout;
+  std::vector<int64_t> indices;  // MultiOutput: the tuple element it holds
 };
 
 struct Graph {
@@ -98,8 +100,8 @@ struct Graph {
 //   "graph.json: node op3: field 'sizes[1]': expected integer, got string"
 //   "graph.json: node op0: body op v1: field 'index': missing"
 //   "graph.json: buffer buf0: field 'layout': unknown field (the IR schema does not allow it here)"
-// A graph with a fallback node (an op Inductor could not lower) gives "unsupported op", naming
-// the ATen op and the user's source line.
+// A graph with a fallback node (an op Inductor could not lower) that spyre-sim has no lowering
+// for (select.h) gives "unsupported op", naming the ATen op and the user's source line.
 Graph load_ir(const nlohmann::json& j, const std::string& file = "<ir>");
 
 // The IR's JSON Schema, compiled into the library at build time: its text and the compiled form.

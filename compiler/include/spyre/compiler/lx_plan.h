@@ -23,7 +23,13 @@ struct KernelPcs {
 // The LX allocator knows no lifetime finer than a kernel, so every buffer is live over its
 // kernel's interval on each core that runs the kernel. `err` Shift/Shrink rewrite what the plan
 // claims (kernel entries included) without touching the code: a planted defect.
+// Spills (lower/loops_columns.cpp): each kernel entry's `spills` become the plan's `spills`,
+// each with its kernel's name and id.
 nlohmann::json build_lx_plan(nlohmann::json& kernels, const std::vector<KernelPcs>& pcs,
                              const arch::ArchConfig& cfg, LxPlanError err);
+
+// Bytes of the DRAM spill scratch region (DramPlan::scratch_addr) the kernels need: the largest
+// `spill_scratch_bytes` of any kernel entry (they run one after another and share it), 0 if none.
+uint64_t spill_scratch_bytes(const nlohmann::json& kernels);
 
 }  // namespace spyre::compiler

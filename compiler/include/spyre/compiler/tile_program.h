@@ -42,6 +42,10 @@ struct IterSpace {
   std::vector<Dim> outer;  // looped, outermost first
   Dim row;                 // rows of a tile
   Dim col;                 // cols of a tile
+  // A transpose (some access contiguous along the rows, not the cols): row and col are blocks
+  // of about one DRAM word each (the rest of both dims are outer loops) and work is divided in
+  // whole blocks of row.size rows, so every DMA run on either side is a whole word.
+  bool blocked = false;
   int64_t outer_count() const;
   int64_t rows_total() const { return outer_count() * row.size; }
 };

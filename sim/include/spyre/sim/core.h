@@ -17,6 +17,12 @@
 //   window [start, start + cycles) and ends at the booking's end (>= start + cycles); ring.send
 //   and ring.red book the source read over [enter, enter + D) on this core and the write (ring.red:
 //   read and write) over [arrival - D, arrival) on the receiver, and end at the later of the two.
+// Hardware loops (isa.def, isa/loops.h): the sequencer walks the stream with a LoopCursor; each
+//   instruction it places carries its static pc, its dynamic index (position in the expanded
+//   stream) and its operands for the current iterations. Entering a loop costs
+//   loop_issue_cycles per loop/loop.step word on top of the next instruction's issue_cycles;
+//   back-edges cost nothing, so with loop_issue_cycles = 0 a looped stream times exactly as its
+//   expansion.
 // Deadlock report: for the sequencer its next instruction and phase, for every non-empty or
 //   busy queue its head: the executing instruction, or the sync.wait and its token.
 #include <cstdint>
@@ -26,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "spyre/isa/loops.h"
 #include "spyre/sim/dma.h"
 #include "spyre/sim/env.h"
 #include "spyre/sim/lx.h"
@@ -59,14 +66,23 @@ class Core {
   Lx& lx() { return lx_; }
   const QueueStats& queue_stats(int q) const { return q_[q].st; }
   uint64_t full_stall_cycles() const { return full_stall_cycles_; }
-  uint64_t issued() const { return pc_; }
+  uint64_t issued() const { return dyn_; }             // instructions placed (dynamic count)
+  uint64_t loop_words() const { return loop_words_; }  // loop/loop.step words decoded
 
  private:
   enum class Phase { Decoding, StallFull, WaitDrain, AtBarrier, Halted };
+  // An instruction on its way through a queue: its static pc, its dynamic index and iteration
+  // of the innermost loop around it (-1: none), and its operands in this iteration.
+  struct Slot {
+    size_t pc = 0;
+    uint64_t dyn = 0;
+    int64_t iter = -1;
+    isa::Instr in;
+  };
   struct QueueState {
-    std::deque<size_t> entries;  // instruction indices, in order
-    bool busy = false;           // a unit instruction is executing
-    size_t cur = 0;              // its index
+    std::deque<Slot> entries;  // in order
+    bool busy = false;         // a unit instruction is executing
+    Slot cur;                  // that instruction
     Cycle start = 0;
     int64_t waiting_tok = -1;  // head is a sync.wait blocked on this token
     Cycle wait_since = 0;
@@ -80,25 +96,27 @@ class Core {
   };
 
   const isa::Instr& instr(size_t i) const { return (*stream_)[i]; }
-  InstrRef ref(size_t i) const { return InstrRef{id_, i, &instr(i)}; }
+  InstrRef ref(const Slot& e) const { return InstrRef{id_, e.pc, &e.in}; }
   bool drained() const;
   // sequencer
   void decoded();
   void try_place();
+  void advance();  // past the instruction at pc: settle the loops, decode the next one
   void kick_sequencer();
   // units
   void wake(int q);
   void pump(int q);
-  void launch(int q, size_t i);
+  void launch(int q, Slot e);
   void complete(int q);
-  void check_bounds(size_t i) const;
-  void execute(size_t i);
-  void launch_ring(int q, size_t i);
+  void check_bounds(const Slot& e) const;
+  void execute(const isa::Instr& in);
+  void launch_ring(int q);
   std::vector<LxRegion> lx_regions(const isa::Instr& in) const;
   std::vector<int> mcast_targets(const isa::Instr& in) const;
   // tracing (core_trace.cpp); called only when env_.trace is set
   void trace_instr(int q, const isa::Instr& in, Cycle now);
   void trace_seq(const char* what, Cycle from, Cycle to);
+  void loop_args(std::vector<traces::Arg>& out, uint64_t dyn, int64_t iter) const;
   std::vector<traces::LxAccess> lx_accesses(const isa::Instr& in) const;
   std::string_view kernel_name(const isa::Instr& in) const;
 
@@ -111,7 +129,10 @@ class Core {
   QueueState q_[isa::kNumQueues];
   std::map<int64_t, int64_t> tokens_;
   Phase phase_ = Phase::Decoding;
-  size_t pc_ = 0;
+  isa::LoopTable loops_;
+  isa::LoopCursor cursor_;  // cursor_.pc: the next instruction's static pc
+  uint64_t dyn_ = 0;        // its dynamic index
+  uint64_t loop_words_ = 0;
   int stall_queue_ = -1;
   Cycle stall_since_ = 0, halt_cycle_ = 0;
   uint64_t full_stall_cycles_ = 0;

@@ -8,8 +8,10 @@
     counter: {"ph": "counter", "group", "name", "t", "value"}
     flow:    {"ph": "flow", "id", "src": {"group", "track", "t"}, "dst": {...}}
 
-Instruction spans carry args "kernel", "core", "pc" (index in that core's stream), "detail"
-and, when the instruction touches this core's LX, "lx": [[addr, bytes, "r"|"w"], ...] (sorted,
+Instruction spans carry args "kernel", "core", "pc" (static index in that core's stream),
+with hardware loops also "dyn" (dynamic index: position in the expanded stream, the index the
+compile report's LX plan counts; instr_index() picks it) and, inside a loop, "iter" (the
+innermost loop's iteration), "detail" and, when the instruction touches this core's LX, "lx": [[addr, bytes, "r"|"w"], ...] (sorted,
 disjoint; the exact bytes read and written). Events come in file order, which is the order
 the simulator finished them, not sorted by time. traces/README.md documents both formats.
 
@@ -23,6 +25,12 @@ the simulator finished them, not sorted by time. traces/README.md documents both
 import json
 import os
 import struct
+
+
+def instr_index(args):
+    """An instruction span's dynamic index: "dyn" where the stream has hardware loops, else
+    "pc" (the same number there); None when the span carries neither."""
+    return args.get("dyn", args.get("pc"))
 
 
 class TraceError(Exception):

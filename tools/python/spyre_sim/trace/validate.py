@@ -5,7 +5,8 @@ compiler claimed.
    per core, the instruction interval [first_pc, last_pc] in which it is live. Statically: no two
    buffers live at the same pc on one core share a byte, and the live bytes never exceed the
    usable LX. Replayed against the trace: every LX byte an instruction reads or writes lies in a
-   buffer that is live on that core at that instruction's pc. The intervals come from
+   buffer that is live on that core at that instruction's pc (its dynamic index, span arg
+   "dyn", where the stream has hardware loops: the plan counts the expanded stream). The intervals come from
    the compiler's allocator, not from the accesses, so the replay is an independent check.
 2. Fusion: decision k (the k-th fusion taken) is simulated as the same graph compiled with
    `compiler.fusion_limit=k-1` minus `=k`; a negative cycle saving is harmful, a saving whose
@@ -223,7 +224,8 @@ def replay(buffers: List[Buffer], events: Iterable[dict]) -> Tuple[List[Violatio
             continue
         stats["instructions"] += 1
         stats["end_cycle"] = max(stats["end_cycle"], ev.get("start", 0) + ev.get("dur", 0))
-        core, pc = args["core"], args["pc"]
+        # The plan counts dynamic indices: "dyn" with hardware loops (read.instr_index).
+        core, pc = args["core"], args.get("dyn", args["pc"])
         for acc in args.get("lx") or []:
             addr, n, rw = acc[0], acc[1], acc[2] if len(acc) > 2 else None
             if n <= 0:
