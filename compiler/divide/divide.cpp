@@ -143,6 +143,8 @@ nlohmann::json MatmulGrid::to_json() const {
             {"first_tile_cycles", first_tile_cycles},
             {"channel_share", {{"a", chan_a}, {"b", chan_b}, {"out", chan_o}}}}},
           {"panel", {{"a", a_panel}, {"b", b_panel}}},
+          {"lead", lead},
+          {"slots", bufs},
           {"lx_bytes", lx_bytes}};
 }
 
@@ -303,13 +305,16 @@ MatmulGrid search_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
     x.reduce_cycles = chain;
     // The first output tile of every core needs all its K steps' tiles, chip-wide at once (for
     // a panel: the whole panel of every core); the matmuls of later tiles overlap the rest.
-    const double a_first = static_cast<double>(x.gb * x.gm * x.gk * (x.mcast_a ? 1 : x.gn)) *
+    // A lead group (divide.h) makes that first phase `lead` tiles long: their matmuls and A
+    // tiles against one panel fill.
+    const int64_t lead = std::min(x.lead, ctiles);
+    const double a_first = static_cast<double>(lead * x.gb * x.gm * x.gk * (x.mcast_a ? 1 : x.gn)) *
                            static_cast<double>(x.tm * x.kb * s.a_bytes);
     const double b_first = static_cast<double>(x.gb * x.gn * x.gk * (x.mcast_b ? 1 : x.gm)) *
                            static_cast<double>(x.kb * x.tn * s.b_bytes);
     const double dram_first = a_first / (bw * x.chan_a) + b_first / (bw * x.chan_b);
-    const double first = soft_max(
-        {static_cast<double>(nkt * pt_step), dram_first, dma / static_cast<double>(ctiles)});
+    const double first = soft_max({static_cast<double>(lead * nkt * pt_step), dram_first,
+                                   dma * static_cast<double>(lead) / static_cast<double>(ctiles)});
     x.first_tile_cycles = static_cast<int64_t>(std::ceil(first));
     // Prologue: the first tiles land before the first matmul.
     const double prologue = per_instr + (a_tile / rate(a_piece) + b_tile / rate(b_piece));
@@ -321,8 +326,9 @@ MatmulGrid search_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
     const double tail = static_cast<double>(epi_tile) + per_instr + last_store;
     x.overhead_cycles = static_cast<int64_t>(std::ceil(prologue + tail));
     const double rest = soft_max(
-        {static_cast<double>(x.pt_cycles - nkt * pt_step), std::max(0.0, dram - dram_first),
-         dma * (1.0 - 1.0 / static_cast<double>(ctiles)), static_cast<double>(x.epilogue_cycles),
+        {static_cast<double>(x.pt_cycles - lead * nkt * pt_step), std::max(0.0, dram - dram_first),
+         dma * (1.0 - static_cast<double>(lead) / static_cast<double>(ctiles)),
+         static_cast<double>(x.epilogue_cycles),
          static_cast<double>(ctiles * (chain > 0 ? chain / x.gk : 0))});
     x.predicted_cycles =
         x.first_tile_cycles + static_cast<int64_t>(std::ceil(rest)) + x.overhead_cycles + chain;
@@ -373,18 +379,25 @@ MatmulGrid search_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
             x.b_panel = panel == 2;
             if (x.a_panel && (nkt == 1 || nnt == 1 || x.mcast_a)) continue;
             if (x.b_panel && (nkt == 1 || nmt == 1 || x.mcast_b)) continue;
-            x.bufs = bufs;
-            const int c_slots = ctiles > 1 ? 2 : 1;
-            x.lx_bytes =
-                lx_bytes(tm, tn, tk, c_slots, x.a_panel ? nkt : bufs, x.b_panel ? nkt : bufs);
-            if (x.lx_bytes > lx_budget) continue;
-            evaluate(x, nmt, nnt, nkt);
-            auto key = [](const MatmulGrid& y) {
-              return std::make_tuple(
-                  y.predicted_cycles, y.dram_bytes,
-                  y.bb * ceil_div(y.mb, y.tm) * ceil_div(y.nb, y.tn) * ceil_div(y.kb, y.tk));
-            };
-            if (!have || key(x) < key(best)) best = x, have = true;
+            // A lead group (B panel, several m tiles): up to 4 tiles, one more accumulator
+            // each, and a third A slot.
+            const int64_t max_lead = x.b_panel ? std::min<int64_t>(nmt, 4) : 1;
+            for (int64_t lead = 1; lead <= max_lead; ++lead) {
+              x.lead = lead;
+              x.bufs = lead > 1 ? 3 : bufs;
+              const int64_t c_slots = lead > 1 ? lead + 1 : (ctiles > 1 ? 2 : 1);
+              x.lx_bytes = lx_bytes(tm, tn, tk, static_cast<int>(c_slots), x.a_panel ? nkt : x.bufs,
+                                    x.b_panel ? nkt : x.bufs);
+              if (x.lx_bytes > lx_budget) continue;
+              evaluate(x, nmt, nnt, nkt);
+              auto key = [](const MatmulGrid& y) {
+                return std::make_tuple(
+                    y.predicted_cycles, y.dram_bytes,
+                    y.bb * ceil_div(y.mb, y.tm) * ceil_div(y.nb, y.tn) * ceil_div(y.kb, y.tk),
+                    y.lead);
+              };
+              if (!have || key(x) < key(best)) best = x, have = true;
+            }
           }
     if (have) all.push_back(best);
   };

@@ -162,7 +162,8 @@ void lower_matmul(Kernel& k) {
   p.grid = grid;
   const int64_t tm = grid.tm, tn = grid.tn, tk = grid.tk;
   const int64_t ctiles_per_core = grid.bb * ceil_div(grid.mb, tm) * ceil_div(grid.nb, tn);
-  const int cs = ctiles_per_core > 1 ? 2 : 1;  // accumulator / output slots
+  // Accumulator / output slots: ping-pong, or one per lead tile and one for the next tile.
+  const int cs = grid.lead > 1 ? static_cast<int>(grid.lead) + 1 : (ctiles_per_core > 1 ? 2 : 1);
   p.cs = cs;
   // A panel keeps one slot per K step of the block (divide.h); otherwise two (ping-pong).
   p.nbuf = grid.bufs;
@@ -197,7 +198,7 @@ void lower_matmul(Kernel& k) {
   }
   if (ep) {
     for (int s = 0; s < ep->slots; ++s) {
-      p.ep_slot.push_back({0, 0});
+      p.ep_slot.emplace_back(static_cast<size_t>(cs), 0);
       for (int par = 0; par < cs; ++par)
         p.ep_slot.back()[static_cast<size_t>(par)] =
             k.lx.alloc("epi" + std::to_string(s) + "_" + std::to_string(par), (tm + 2) * tn * 4);

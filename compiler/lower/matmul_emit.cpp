@@ -78,10 +78,31 @@ void MatmulCoreEmitter::run() {
   const std::vector<MatmulStep>& steps = w_.steps;
   if (steps.empty()) return;
   emit_constants();
-  const auto ahead = static_cast<size_t>(p_.nbuf - 1);
-  for (size_t i = 0; i < std::min(ahead, steps.size()); ++i) emit_loads(steps[i]);
+  // Loads run one step ahead (a third slot only adds slack for the multicast handshake). A B
+  // tile in pieces (lead group) rides with the loads of the steps before its own: piece q of
+  // step j goes out after the loads emitted before compute j - P + q.
+  const size_t ahead = 1;
+  std::vector<std::vector<std::pair<size_t, int64_t>>> pieces_at(steps.size() + 1);
+  auto in_pieces = [&](const MatmulStep& s) {
+    return s.b_pieces > 1 && s.load_b && !p_.grid.mcast_b;
+  };
+  for (size_t j = 0; j < steps.size(); ++j) {
+    if (!in_pieces(steps[j])) continue;
+    const int64_t P = steps[j].b_pieces;
+    for (int64_t q = 0; q < P; ++q) {
+      const int64_t at = static_cast<int64_t>(j) - static_cast<int64_t>(ahead) - (P - 1) + q + 1;
+      pieces_at[static_cast<size_t>(std::max<int64_t>(at, 0))].push_back({j, q});
+    }
+  }
+  auto loads = [&](size_t j) { emit_loads(steps[j], in_pieces(steps[j]) ? 5 : 7); };
+  auto pieces = [&](size_t at) {
+    for (const auto& [j, q] : pieces_at[at]) emit_loads(steps[j], 2, q, steps[j].b_pieces);
+  };
+  for (size_t i = 0; i < std::min(ahead, steps.size()); ++i) loads(i);
+  pieces(0);
   for (size_t i = 0; i < steps.size(); ++i) {
-    if (i + ahead < steps.size()) emit_loads(steps[i + ahead]);
+    if (i + ahead < steps.size()) loads(i + ahead);
+    pieces(i + 1);
     emit_compute(steps[i]);
     if (steps[i].last_k) {
       emit_reduce(steps[i]);
@@ -151,21 +172,27 @@ void MatmulCoreEmitter::load_tile(bool mcast, const std::vector<int64_t>& group,
                                             std::move(acc));
 }
 
-void MatmulCoreEmitter::emit_loads(const MatmulStep& s) {
+void MatmulCoreEmitter::emit_loads(const MatmulStep& s, int parts, int64_t piece, int64_t pieces) {
   const MatmulGrid& g = p_.grid;
   const int64_t mt = s.m1 - s.m0, nt = s.n1 - s.n0, kt = s.k1 - s.k0, esA = p_.esA;
-  if (s.load_a)
+  if (s.load_a && (parts & 1))
     load_tile(g.mcast_a, ga_, my_a_, s.a_idx, kFreeA, kArrA, addr(p_.A, s.b, s.m0, s.k0),
               p_.A_slot[static_cast<size_t>(s.a_slot)],
               DmaShape{kt * esA, mt, p_.A.s0 * esA, g.tk * esA});
-  if (s.load_b) {
-    // The B tile: K rows, or N rows when transposed.
-    const DmaShape sh = p_.trans_b ? DmaShape{kt * esA, nt, p_.B.s1 * esA, g.tk * esA}
-                                   : DmaShape{nt * esA, kt, p_.B.s0 * esA, g.tn * esA};
-    load_tile(g.mcast_b, gb_, my_b_, s.b_idx, kFreeB, kArrB, addr(p_.B, s.b, s.k0, s.n0),
-              p_.B_slot[static_cast<size_t>(s.b_slot)], sh);
+  if (s.load_b && (parts & 2)) {
+    // The B tile: K rows, or N rows when transposed; a piece is a run of those rows.
+    DmaShape sh = p_.trans_b ? DmaShape{kt * esA, nt, p_.B.s1 * esA, g.tk * esA}
+                             : DmaShape{nt * esA, kt, p_.B.s0 * esA, g.tn * esA};
+    const int64_t r0 = sh.rows * piece / pieces, r1 = sh.rows * (piece + 1) / pieces;
+    if (r1 > r0) {
+      const uint64_t dram =
+          addr(p_.B, s.b, s.k0, s.n0) + static_cast<uint64_t>(r0 * sh.dram_stride);
+      const int64_t lx = p_.B_slot[static_cast<size_t>(s.b_slot)] + r0 * sh.lx_stride;
+      sh.rows = r1 - r0;
+      load_tile(g.mcast_b, gb_, my_b_, s.b_idx, kFreeB, kArrB, dram, lx, sh);
+    }
   }
-  if (owner_ && s.first_k) emit_output_loads(s);
+  if (owner_ && s.first_k && (parts & 4)) emit_output_loads(s);
 }
 
 // Tiles multicast by another core: their arrival token, on the ring queue, stands for the

@@ -58,11 +58,11 @@ struct MatmulPlan {
   int cs = 1;        // accumulator / output slots
   int64_t nbuf = 2;  // slots of a streamed operand
   std::vector<int64_t> A_slot, B_slot, C_slot, O_slot, bias16;
-  std::vector<std::array<int64_t, 2>> bias32;   // per accumulator slot, per corelet
-  int64_t alpha_at = -1, beta_at = -1;          // LX of alpha / beta (-1: 1.0, not applied)
-  const Epilogue* ep = nullptr;                 // fused pointwise ops on each output tile
-  std::vector<std::array<int64_t, 2>> ep_slot;  // per epilogue slot, per accumulator slot
-  std::vector<int64_t> ep_const;                // per epilogue value: LX of a constant, or -1
+  std::vector<std::array<int64_t, 2>> bias32;  // per accumulator slot, per corelet
+  int64_t alpha_at = -1, beta_at = -1;         // LX of alpha / beta (-1: 1.0, not applied)
+  const Epilogue* ep = nullptr;                // fused pointwise ops on each output tile
+  std::vector<std::vector<int64_t>> ep_slot;   // per epilogue slot, per accumulator slot
+  std::vector<int64_t> ep_const;               // per epilogue value: LX of a constant, or -1
 };
 
 // Emits core `core`'s program (block w) into k.cores[core].
@@ -75,7 +75,9 @@ class MatmulCoreEmitter {
   // matmul_emit.cpp: operand streaming, matmuls, multicast handshakes, K reduction.
   void load_tile(bool mcast, const std::vector<int64_t>& group, int64_t pos, int64_t idx,
                  int64_t free_tok, int64_t arr_tok, uint64_t dram, int64_t lx, DmaShape sh);
-  void emit_loads(const MatmulStep& s);
+  // parts: bit 0 the A tile, bit 1 the B tile (piece `piece` of `pieces`), bit 2 the output
+  // tile's loads (bias, epilogue operands).
+  void emit_loads(const MatmulStep& s, int parts = 7, int64_t piece = 0, int64_t pieces = 1);
   void emit_compute(const MatmulStep& s);
   void arrivals(const std::vector<std::pair<int64_t, int64_t>>& rows, int64_t gs, int64_t pos,
                 int64_t idx, int64_t tok, int64_t slot, int64_t bytes);

@@ -40,8 +40,25 @@ std::vector<MatmulCoreWork> matmul_walk(const MatmulGrid& grid, int64_t Bt, int6
     std::rotate(n_tiles.begin(), n_tiles.begin() + static_cast<std::ptrdiff_t>(rot), n_tiles.end());
     for (int64_t b = w.b0; b < w.b1; ++b) {
       if (grid.b_panel) {
-        for (int64_t n0 : n_tiles)
-          for (int64_t m0 = w.m0; m0 < w.m1; m0 += tm) add_tile(b, m0, n0);
+        for (int64_t n0 : n_tiles) {
+          int64_t m0 = w.m0;
+          if (grid.lead > 1) {  // the lead group: K-outer over its m tiles (divide.h)
+            std::vector<int64_t> lead;
+            for (; m0 < w.m1 && static_cast<int64_t>(lead.size()) < grid.lead; m0 += tm)
+              lead.push_back(m0);
+            const auto g = static_cast<int64_t>(lead.size());
+            for (int64_t k0 = w.k0; k0 < w.k1; k0 += tk)
+              for (int64_t li = 0; li < g; ++li) {
+                const int64_t lm = lead[static_cast<size_t>(li)];
+                w.steps.push_back({b, lm, std::min(w.m1, lm + tm), n0, std::min(w.n1, n0 + tn), k0,
+                                   std::min(w.k1, k0 + tk), k0 == w.k0, k0 + tk >= w.k1, ct + li});
+                // The panel's later K slices come in pieces with the previous step's A loads.
+                if (li == 0 && k0 > w.k0) w.steps.back().b_pieces = g;
+              }
+            ct += g;
+          }
+          for (; m0 < w.m1; m0 += tm) add_tile(b, m0, n0);
+        }
       } else {
         for (int64_t m0 = w.m0; m0 < w.m1; m0 += tm)
           for (int64_t n0 : n_tiles) add_tile(b, m0, n0);

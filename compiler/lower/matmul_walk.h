@@ -17,6 +17,7 @@ struct MatmulStep {
   bool load_a = false, load_b = false, a_last = false, b_last = false;
   int64_t a_idx = 0, b_idx = 0, a_count = 0, b_count = 0;  // tile sequence numbers
   int64_t a_slot = 0, b_slot = 0;                          // LX slot of the A / B tile
+  int64_t b_pieces = 1;  // the B tile is loaded in this many pieces (lead group, divide.h)
 };
 
 // A core's block (grid position and ranges) and its steps in order.
@@ -27,7 +28,8 @@ struct MatmulCoreWork {
 };
 
 // The walk of every core of `grid` over a [Bt, M, K] x [Bt, K, N] matmul: tiles m, n, k (n,
-// m, k for a B panel), n tiles rotated by matmul_n_rotation; a tile already in its slot (an
+// m, k for a B panel, its first grid.lead m tiles K-outer), n tiles rotated by
+// matmul_n_rotation; a tile already in its slot (an
 // A tile over several n tiles when K is one step, a panel's tiles) is not loaded again.
 std::vector<MatmulCoreWork> matmul_walk(const MatmulGrid& grid, int64_t Bt, int64_t M, int64_t N,
                                         int64_t K);

@@ -89,5 +89,17 @@ TEST(MatmulPanel, APanelOverNTilesMatchesReference) {
   expect_panel(run_gemm(384, 384, 384, false, "1,4,1,1", 512 * 1024), "a", 384);
 }
 
+TEST(MatmulPanel, LeadGroupMatchesReference) {
+  // A B panel whose first m tiles are walked K-outer (divide.h `lead`): the panel's later K
+  // slices are loaded in pieces; lead + 1 accumulators, three A slots for the multicast group.
+  for (bool bt : {false, true}) {
+    const nlohmann::json kr = run_gemm(512, 256, 1024, bt, "1,1,4,1", 1024 * 1024);
+    EXPECT_TRUE(kr["split"]["panel"]["b"].get<bool>()) << kr["split"].dump();
+    EXPECT_GT(kr["split"]["lead"].get<int64_t>(), 1) << kr["split"].dump();
+    EXPECT_EQ(kr["split"]["slots"].get<int64_t>(), 3) << kr["split"].dump();
+    EXPECT_LT(kr["tiles"]["tk"].get<int64_t>(), 1024) << kr["tiles"].dump();  // B in pieces
+  }
+}
+
 }  // namespace
 }  // namespace spyre::compiler

@@ -213,7 +213,9 @@ std::string split_of(const json& report) {
                     : mb     ? ", mcast B"
                              : "",
                     pa ? ", A panel" : "", pb ? ", B panel" : "");
-      return std::string(buf) + "; predicted " +
+      const int64_t lead = sp.value("lead", int64_t{1});
+      const std::string lead_s = lead > 1 ? ", lead " + std::to_string(lead) : "";
+      return std::string(buf) + lead_s + "; predicted " +
              std::to_string(sp["predicted"]["cycles"].get<long long>());
     }
   return "-";

@@ -72,9 +72,16 @@ struct MatmulGrid {
   int64_t cores_used = 0;
   bool mcast_a = false, mcast_b = false;  // A / B tiles multicast inside their groups
   bool a_panel = false, b_panel = false;  // A / B tiles of all K steps resident (see above)
-  // LX slots of a streamed (not panel) operand; loads run bufs-1 steps ahead. The search keeps
-  // 2: 3 gave nothing measurable (tools/bench/roofline/README.md).
+  // LX slots of a streamed (not panel) operand; loads run one step ahead. 2 (ping-pong), or 3
+  // with a lead group: a multicast group then has one more tile of slack before every member
+  // must have freed a slot.
   int64_t bufs = 2;
+  // B panel only: the first `lead` m tiles of each panel are walked K-outer (every K step of
+  // all of them before the next K step), so while the panel fills from DRAM the PTs work on
+  // `lead` tiles instead of one; the panel's K slices are then loaded in `lead` pieces that
+  // ride with those tiles' A loads (a core's DMA-in queue is in order: a whole slice ahead of
+  // an A load would hold up the multicast group waiting for it). lead + 1 accumulators.
+  int64_t lead = 1;
   bool forced = false;
   // Prediction (cycles) and its parts.
   int64_t predicted_cycles = 0, dram_bytes = 0, pt_cycles = 0, dram_cycles = 0, dma_cycles = 0,
