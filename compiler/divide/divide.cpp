@@ -313,8 +313,13 @@ MatmulGrid search_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
     const double b_first = static_cast<double>(x.gb * x.gn * x.gk * (x.mcast_b ? 1 : x.gm)) *
                            static_cast<double>(x.kb * x.tn * s.b_bytes);
     const double dram_first = a_first / (bw * x.chan_a) + b_first / (bw * x.chan_b);
-    const double first = soft_max({static_cast<double>(lead * nkt * pt_step), dram_first,
-                                   dma * static_cast<double>(lead) / static_cast<double>(ctiles)});
+    // A panel fills dedicated slots step by step (no slot handshake), so its matmuls and
+    // loads overlap step by step: the longer one. Streamed operands reuse slots through
+    // handshakes, where nearly saturated units stall each other (the L4 soft max).
+    const std::initializer_list<double> first_parts = {
+        static_cast<double>(lead * nkt * pt_step), dram_first,
+        dma * static_cast<double>(lead) / static_cast<double>(ctiles)};
+    const double first = x.a_panel || x.b_panel ? std::max(first_parts) : soft_max(first_parts);
     x.first_tile_cycles = static_cast<int64_t>(std::ceil(first));
     // Prologue: the first tiles land before the first matmul.
     const double prologue = per_instr + (a_tile / rate(a_piece) + b_tile / rate(b_piece));
