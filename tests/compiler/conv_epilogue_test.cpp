@@ -10,6 +10,7 @@
 #include <random>
 
 #include "compiler_test_util.h"
+#include "conv_ir.h"
 #include "ir_interp.h"
 #include "spyre/compiler/compile.h"
 #include "spyre/compiler/conv.h"
@@ -26,30 +27,15 @@ struct EpiCase {
 
 void PrintTo(const EpiCase& c, std::ostream* os) { *os << c.name; }
 
-std::vector<int64_t> cl_stride(const std::vector<int64_t>& s) {  // channels-last [N, C, H, W]
-  return {s[1] * s[2] * s[3], 1, s[3] * s[1], s[1]};
-}
+using test::cl_stride;
 
 nlohmann::json epi_ir(const EpiCase& k) {
   using nlohmann::json;
   const int64_t oh = (k.h + 2 - 3) / k.stride + 1, ow = (k.w + 2 - 3) / k.stride + 1;
   const std::vector<int64_t> xs{1, k.c, k.h, k.w}, ws{k.oc, k.c, 3, 3}, os{1, k.oc, oh, ow};
-  auto buf = [](const std::string& name, const std::string& kind, const std::vector<int64_t>& size,
-                const std::vector<int64_t>& stride) {
-    return json{{"name", name},     {"kind", kind}, {"dtype", "float16"}, {"size", size},
-                {"stride", stride}, {"offset", 0},  {"view_of", nullptr}};
-  };
-  auto view = [](const std::string& name, const std::vector<int64_t>& size,
-                 const std::vector<int64_t>& stride) {
-    return json{
-        {"buffer", name}, {"dtype", "float16"}, {"offset", 0}, {"size", size}, {"stride", stride}};
-  };
-  json j;
-  j["schema"] = "spyre-sim-ir";
-  j["version"] = 1;
-  j["stage"] = "scheduler";
-  j["graph"] = k.name;
-  j["torch_version"] = "test";
+  const auto& buf = test::fp16_buffer;
+  const auto& view = test::fp16_view;
+  json j = test::graph_header(k.name);
   j["buffers"] = {
       buf("x", "input", xs, cl_stride(xs)),        buf("wt", "parameter", ws, cl_stride(ws)),
       buf("y", "intermediate", os, cl_stride(os)), buf("mean", "parameter", {k.oc}, {1}),
@@ -61,25 +47,8 @@ nlohmann::json epi_ir(const EpiCase& k) {
     j["inputs"].push_back("res");
   }
   j["outputs"] = {view("z", os, cl_stride(os))};
-  const json conv = {
-      {"name", "op0"},
-      {"kind", "extern"},
-      {"kernel", "extern_kernels.convolution"},
-      {"aten", {"aten.convolution.default"}},
-      {"op_overload", "aten.convolution.default"},
-      {"origins", {"convolution"}},
-      {"source", nullptr},
-      {"constant_args", json::array()},
-      {"inputs", {view("x", xs, cl_stride(xs)), view("wt", ws, cl_stride(ws))}},
-      {"outputs", {"y"}},
-      {"layout", {{"dtype", "float16"}, {"offset", 0}, {"size", os}, {"stride", cl_stride(os)}}},
-      {"kwargs",
-       {{"stride", {k.stride, k.stride}},
-        {"padding", {1, 1}},
-        {"dilation", {1, 1}},
-        {"groups", 1},
-        {"transposed", false},
-        {"output_padding", {0, 0}}}}};
+  const json conv = test::conv_node({view("x", xs, cl_stride(xs)), view("wt", ws, cl_stride(ws))},
+                                    "y", os, {k.stride, k.stride}, {1, 1}, {1, 1}, 1);
   const std::string pix = std::to_string(k.oc) + "*x0 + x1";
   const json full = test::affine_index(pix, {{"x0", k.oc}, {"x1", 1}});
   const json chan = test::affine_index("x1", {{"x0", 0}, {"x1", 1}});

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "compiler_test_util.h"
+#include "conv_ir.h"
 #include "ir_interp.h"
 #include "spyre/compiler/compile.h"
 #include "spyre/compiler/conv.h"
@@ -28,9 +29,7 @@ struct ConvCase {
 
 void PrintTo(const ConvCase& c, std::ostream* os) { *os << c.name; }
 
-std::vector<int64_t> cl_stride(const std::vector<int64_t>& s) {  // channels-last [N, C, H, W]
-  return {s[1] * s[2] * s[3], 1, s[3] * s[1], s[1]};
-}
+using test::cl_stride;
 
 nlohmann::json conv_ir(const ConvCase& k) {
   const int64_t oh = (k.h + 2 * k.pad[0] - k.dil[0] * (k.kh - 1) - 1) / k.stride[0] + 1;
@@ -40,22 +39,9 @@ nlohmann::json conv_ir(const ConvCase& k) {
   const std::vector<int64_t> wst =
       k.weight_channels_last ? cl_stride(ws)
                              : std::vector<int64_t>{ws[1] * ws[2] * ws[3], ws[2] * ws[3], ws[3], 1};
-  auto buf = [](const std::string& name, const std::string& kind, const std::vector<int64_t>& size,
-                const std::vector<int64_t>& stride) {
-    return nlohmann::json{{"name", name},     {"kind", kind}, {"dtype", "float16"}, {"size", size},
-                          {"stride", stride}, {"offset", 0},  {"view_of", nullptr}};
-  };
-  auto view = [](const std::string& name, const std::vector<int64_t>& size,
-                 const std::vector<int64_t>& stride) {
-    return nlohmann::json{
-        {"buffer", name}, {"dtype", "float16"}, {"offset", 0}, {"size", size}, {"stride", stride}};
-  };
-  nlohmann::json j;
-  j["schema"] = "spyre-sim-ir";
-  j["version"] = 1;
-  j["stage"] = "scheduler";
-  j["graph"] = k.name;
-  j["torch_version"] = "test";
+  const auto& buf = test::fp16_buffer;
+  const auto& view = test::fp16_view;
+  nlohmann::json j = test::graph_header(k.name);
   j["buffers"] = {buf("x", "input", xs, cl_stride(xs)), buf("wt", "parameter", ws, wst),
                   buf("y", "output", os, cl_stride(os))};
   j["inputs"] = {"x", "wt"};
@@ -66,25 +52,7 @@ nlohmann::json conv_ir(const ConvCase& k) {
     ins.push_back(view("b", {k.oc}, {1}));
   }
   j["outputs"] = {view("y", os, cl_stride(os))};
-  nlohmann::json node = {
-      {"name", "op0"},
-      {"kind", "extern"},
-      {"kernel", "extern_kernels.convolution"},
-      {"aten", {"aten.convolution.default"}},
-      {"op_overload", "aten.convolution.default"},
-      {"origins", {"convolution"}},
-      {"source", nullptr},
-      {"constant_args", nlohmann::json::array()},
-      {"inputs", ins},
-      {"outputs", {"y"}},
-      {"layout", {{"dtype", "float16"}, {"offset", 0}, {"size", os}, {"stride", cl_stride(os)}}},
-      {"kwargs",
-       {{"stride", k.stride},
-        {"padding", k.pad},
-        {"dilation", k.dil},
-        {"groups", k.groups},
-        {"transposed", false},
-        {"output_padding", {0, 0}}}}};
+  const nlohmann::json node = test::conv_node(ins, "y", os, k.stride, k.pad, k.dil, k.groups);
   j["nodes"] = {node};
   return j;
 }
