@@ -118,7 +118,6 @@ uint64_t PerfettoTraceWriter::intern(Table& table, int interned_field, std::stri
 }
 
 void PerfettoTraceWriter::ann_uint(std::string_view name, uint64_t v) {
-  scratch_.clear();
   const uint64_t n = intern(ann_names_, kIdAnnNames, name);
   scratch_.clear();  // intern() used scratch_
   pb::u64(scratch_, kDaNameIid, n);

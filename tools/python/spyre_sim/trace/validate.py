@@ -315,27 +315,24 @@ def check_fusion(report: dict, graph_file: str, arch: str,
                "forced": bool(d.get("forced")),
                "predicted": {"cycles": p_cyc, "dram_bytes": p_dram},
                "simulated": {"cycles": s_cyc, "dram_bytes": s_dram}, "flags": []}
-        if s_cyc < 0:
-            row["flags"].append("harmful")
-            out.append(Violation("fusion", "harmful",
-                                 f"decision {i} ({group}, {d.get('kind')}) costs {-s_cyc} cycles "
-                                 f"in simulation (fusion_limit {k - 1} -> {k}); predicted saving "
-                                 f"{p_cyc} cycles", kernel=group))
-        if (p_cyc > 0 and s_cyc < 0) or (p_cyc < 0 and s_cyc > 0):
-            row["flags"].append("sign")
-            out.append(Violation("fusion", "sign",
-                                 f"decision {i} ({group}): predicted saving {p_cyc} cycles, "
-                                 f"simulated {s_cyc}", kernel=group))
-        if s_dram < 0:  # more DRAM traffic with the fusion than without
-            row["flags"].append("harmful-bytes")
-            out.append(Violation("fusion", "harmful-bytes",
-                                 f"decision {i} ({group}) moves {-s_dram} more DRAM bytes in "
-                                 f"simulation; predicted saving {p_dram} B", kernel=group))
-        if (p_dram > 0 and s_dram < 0) or (p_dram < 0 and s_dram > 0):
-            row["flags"].append("sign-bytes")
-            out.append(Violation("fusion", "sign-bytes",
-                                 f"decision {i} ({group}): predicted DRAM saving {p_dram} B, "
-                                 f"simulated {s_dram} B", kernel=group))
+        # The same two checks for cycles and for DRAM bytes: a negative simulated saving is
+        # harmful; a nonzero saving whose sign disagrees with the prediction is a sign error.
+        checks = (("", p_cyc, s_cyc,
+                   f"decision {i} ({group}, {d.get('kind')}) costs {-s_cyc} cycles in simulation "
+                   f"(fusion_limit {k - 1} -> {k}); predicted saving {p_cyc} cycles",
+                   f"decision {i} ({group}): predicted saving {p_cyc} cycles, simulated {s_cyc}"),
+                  ("-bytes", p_dram, s_dram,
+                   f"decision {i} ({group}) moves {-s_dram} more DRAM bytes in simulation; "
+                   f"predicted saving {p_dram} B",
+                   f"decision {i} ({group}): predicted DRAM saving {p_dram} B, "
+                   f"simulated {s_dram} B"))
+        for suffix, want, got, harm_msg, sign_msg in checks:
+            if got < 0:
+                row["flags"].append("harmful" + suffix)
+                out.append(Violation("fusion", "harmful" + suffix, harm_msg, kernel=group))
+            if (want > 0 and got < 0) or (want < 0 and got > 0):
+                row["flags"].append("sign" + suffix)
+                out.append(Violation("fusion", "sign" + suffix, sign_msg, kernel=group))
         rows.append(row)
     return rows, out, (run(k)["cycles"] if k else None)
 
