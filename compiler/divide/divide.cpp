@@ -170,6 +170,8 @@ MatmulGrid choose_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
                 // one compile has one configuration; its address guards against a second
                 static_cast<int64_t>(reinterpret_cast<intptr_t>(&cfg))};
     memo_key.insert(memo_key.end(), forced.parts.begin(), forced.parts.end());
+    memo_key.insert(memo_key.end(), forced.tiles.begin(), forced.tiles.end());
+    memo_key.push_back(forced.lead);
     memo_key.insert(memo_key.end(), lx_key->begin(), lx_key->end());
     auto it = g_memo->answers.find(memo_key);
     if (it != g_memo->answers.end()) {
@@ -214,7 +216,9 @@ MatmulGrid search_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
   // the lpddr5 model reproduces within 3 % (sim/README.md); the fifo model has none.
   const double turnaround = cfg.dram_impl == "lpddr5" ? 0.00574 * cfg.clock_ghz : 0.0;
   // Share of the channels covered by the tiles the cores load (store) together: the first two
-  // distinct tiles of each distinct block of the operand (a load runs one step ahead).
+  // distinct tiles of each distinct block of the operand (a load runs one step ahead). `which`:
+  // 0 A, 1 B, 2 output, 3 A of one K step only (a lead group's K-outer walk loads the A tiles
+  // of one K step one after another, all on the same columns).
   auto coverage = [&](const MatmulGrid& x, int which, int64_t nkt) {
     std::vector<ChannelShare::Req> reqs;
     for (int64_t ib = 0; ib < x.gb; ++ib)
@@ -224,11 +228,12 @@ MatmulGrid search_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
             // A block starts its n walk at matmul_n_rotation (matmul.cpp).
             const int64_t b0 = ib * x.bb, m0 = im * x.mb, k0 = ik * x.kb;
             const int64_t n0 = in * x.nb + matmul_n_rotation(in, x.gn, ceil_div(x.nb, x.tn)) * x.tn;
-            if (which == 0) {  // A: (m0, k0), then the next K step (or m tile)
+            if (which == 0 || which == 3) {  // A: (m0, k0), then the next K step
               if (in > 0) continue;
               const int64_t base = b0 * s.m * a_row + m0 * a_row + k0 * s.a_bytes;
               reqs.push_back({base, x.tm, x.tk * s.a_bytes, a_row});
-              if (nkt > 1) reqs.push_back({base + x.tk * s.a_bytes, x.tm, x.tk * s.a_bytes, a_row});
+              if (nkt > 1 && which == 0)
+                reqs.push_back({base + x.tk * s.a_bytes, x.tm, x.tk * s.a_bytes, a_row});
             } else if (which == 1) {  // B
               if (im > 0) continue;
               const int64_t es = s.b_bytes, bsz = (s.b_transposed ? s.n : s.k) * b_row;
@@ -274,10 +279,7 @@ MatmulGrid search_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
     x.chan_a = coverage(x, 0, nkt);
     x.chan_b = coverage(x, 1, nkt);
     x.chan_o = coverage(x, 2, nkt);
-    const double dram = a_bytes / (bw * x.chan_a) + b_bytes / (bw * x.chan_b) +
-                        o_total / (bw * x.chan_o) +
-                        turnaround * std::min(a_bytes + b_bytes, o_total);
-    x.dram_cycles = static_cast<int64_t>(std::ceil(dram));
+    const double reads = a_bytes / (bw * x.chan_a) + b_bytes / (bw * x.chan_b);
     // DMA engine of a core: its share of the A and B tiles, each instruction paying setup and
     // latency; requests as long as the tile's contiguous rows.
     const int64_t a_piece =
@@ -312,17 +314,58 @@ MatmulGrid search_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
                            static_cast<double>(x.tm * x.kb * s.a_bytes);
     const double b_first = static_cast<double>(x.gb * x.gn * x.gk * (x.mcast_b ? 1 : x.gm)) *
                            static_cast<double>(x.kb * x.tn * s.b_bytes);
-    const double dram_first = a_first / (bw * x.chan_a) + b_first / (bw * x.chan_b);
-    // A panel fills dedicated slots step by step (no slot handshake), so its matmuls and
-    // loads overlap step by step: the longer one. Streamed operands reuse slots through
-    // handshakes, where nearly saturated units stall each other (the L4 soft max).
+    // A lead group walks K outside: the A tiles it loads together share one K step's channels.
+    const double chan_a_first = lead > 1 ? coverage(x, 3, nkt) : x.chan_a;
+    const double dram_first = a_first / (bw * chan_a_first) + b_first / (bw * x.chan_b);
+    // The rest: the remaining reads and stores. With a panel the lead tiles are stored during
+    // the first phase's last K step (below); the turnarounds are paid where reads and writes
+    // share the bus, the rest.
+    const bool panel = x.a_panel || x.b_panel;
+    // The pipeline below leaves out the K split's partial-sum chains, whose ring handshakes
+    // dominate the small split kernels of the zoo (gpt2's attention and MLP matmuls simulated
+    // 10-60 % over it): with a K split the first phase stays the max of its parts.
+    const bool pipelined = panel && x.gk == 1;
+    const double out_tiles = static_cast<double>(x.gb * x.gm * x.gn * x.tm * x.tn * s.out_bytes);
+    const double o_left =
+        std::max(0.0, o_total - (panel ? static_cast<double>(lead) * out_tiles : 0.0));
+    const double reads_left = std::max(0.0, a_bytes + b_bytes - a_first - b_first);
+    const double dram_rest =
+        std::max(0.0, reads - a_first / (bw * x.chan_a) - b_first / (bw * x.chan_b)) +
+        o_left / (bw * x.chan_o) + turnaround * std::min(reads_left, o_left);
+    x.dram_cycles = static_cast<int64_t>(std::ceil(dram_first + dram_rest));
+    // A panel fills dedicated slots step by step (no slot handshake), so its first phase is a
+    // pipeline: the panel's first K slice (chip-wide) and the first tile of the other operand
+    // land, then each matmul runs as soon as its tiles are in, every one of them against its
+    // A tile (B tile) and a 1/lead piece of the panel's next K slice from DRAM; the last K
+    // step loads no more panel. Streamed operands reuse slots through handshakes, where nearly
+    // saturated units stall each other (the L4 soft max of the first phase's parts).
+    // The first phase's parts side by side: its matmuls, its DRAM bytes, its DMA share.
     const std::initializer_list<double> first_parts = {
         static_cast<double>(lead * nkt * pt_step), dram_first,
         dma * static_cast<double>(lead) / static_cast<double>(ctiles)};
-    const double first = x.a_panel || x.b_panel ? std::max(first_parts) : soft_max(first_parts);
+    double first = 0;
+    if (pipelined) {
+      const double a_step = static_cast<double>(x.gb * x.gm * x.gk * (x.mcast_a ? 1 : x.gn) * x.tm *
+                                                x.tk * s.a_bytes) /
+                            (bw * chan_a_first);
+      const double b_step = static_cast<double>(x.gb * x.gn * x.gk * (x.mcast_b ? 1 : x.gm) * x.tk *
+                                                x.tn * s.b_bytes) /
+                            (bw * x.chan_b);
+      const double pt = static_cast<double>(pt_step), l = static_cast<double>(lead);
+      const double slice = x.b_panel ? b_step : a_step, other = x.b_panel ? a_step : b_step;
+      // The last K step completes the lead tiles one by one: their stores share it.
+      const double out_step = out_tiles / (bw * x.chan_o);
+      const double pipeline = slice + other +
+                              l * static_cast<double>(nkt - 1) * std::max(pt, other + slice / l) +
+                              l * std::max(pt, other + out_step);
+      first = std::max(pipeline, std::max(first_parts));
+    } else {
+      first = panel ? std::max(first_parts) : soft_max(first_parts);
+    }
     x.first_tile_cycles = static_cast<int64_t>(std::ceil(first));
-    // Prologue: the first tiles land before the first matmul.
-    const double prologue = per_instr + (a_tile / rate(a_piece) + b_tile / rate(b_piece));
+    // Prologue: the first tiles land before the first matmul (for a panel: in `first`).
+    const double prologue =
+        per_instr + (pipelined ? 0.0 : a_tile / rate(a_piece) + b_tile / rate(b_piece));
     // The last output tiles of every core are stored together: chip bandwidth.
     const double last_store = std::max(
         static_cast<double>(x.tm * x.tn * s.out_bytes) /
@@ -330,11 +373,11 @@ MatmulGrid search_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
         static_cast<double>(x.gb * x.gm * x.gn * x.tm * x.tn * s.out_bytes) / (bw * x.chan_o));
     const double tail = static_cast<double>(epi_tile) + per_instr + last_store;
     x.overhead_cycles = static_cast<int64_t>(std::ceil(prologue + tail));
-    const double rest = soft_max(
-        {static_cast<double>(x.pt_cycles - lead * nkt * pt_step), std::max(0.0, dram - dram_first),
-         dma * (1.0 - static_cast<double>(lead) / static_cast<double>(ctiles)),
-         static_cast<double>(x.epilogue_cycles),
-         static_cast<double>(ctiles * (chain > 0 ? chain / x.gk : 0))});
+    const double rest =
+        soft_max({static_cast<double>(x.pt_cycles - lead * nkt * pt_step), dram_rest,
+                  dma * (1.0 - static_cast<double>(lead) / static_cast<double>(ctiles)),
+                  static_cast<double>(x.epilogue_cycles),
+                  static_cast<double>(ctiles * (chain > 0 ? chain / x.gk : 0))});
     x.predicted_cycles =
         x.first_tile_cycles + static_cast<int64_t>(std::ceil(rest)) + x.overhead_cycles + chain;
   };
@@ -363,9 +406,14 @@ MatmulGrid search_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
                   lk = s.k - (g.gk - 1) * g.kb;
     bool have = false;
     MatmulGrid best;
-    for (int64_t tm : tile_candidates(g.mb, row_align, 512))
-      for (int64_t tn : tile_candidates(g.nb, col_align, 1024))
-        for (int64_t tk : tile_candidates(g.kb, k_align, 2048))
+    // A forced tile extent (clamped to the block) replaces that dimension's candidates.
+    auto extents = [](int64_t forced_t, int64_t extent, int64_t unit, int64_t cap) {
+      return forced_t > 0 ? std::vector<int64_t>{std::min(forced_t, extent)}
+                          : tile_candidates(extent, unit, cap);
+    };
+    for (int64_t tm : extents(forced.tiles[0], g.mb, row_align, 512))
+      for (int64_t tn : extents(forced.tiles[1], g.nb, col_align, 1024))
+        for (int64_t tk : extents(forced.tiles[2], g.kb, k_align, 2048))
           for (int panel = 0; panel < 3; ++panel) {  // none, A panel, B panel
             const int64_t bufs = 2;                  // MatmulGrid::bufs
             MatmulGrid x = g;
@@ -384,10 +432,16 @@ MatmulGrid search_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
             x.b_panel = panel == 2;
             if (x.a_panel && (nkt == 1 || nnt == 1 || x.mcast_a)) continue;
             if (x.b_panel && (nkt == 1 || nmt == 1 || x.mcast_b)) continue;
-            // A lead group (B panel, several m tiles): up to 4 tiles, one more accumulator
-            // each, and a third A slot.
-            const int64_t max_lead = x.b_panel ? std::min<int64_t>(nmt, 4) : 1;
-            for (int64_t lead = 1; lead <= max_lead; ++lead) {
+            // A lead group (B panel, several m tiles): one more accumulator per tile and a third
+            // A slot; up to 16 tiles where the first phase is predicted as a pipeline (no K
+            // split), else up to 4 (the max of its parts grows optimistic with longer leads).
+            // A forced lead (clamped to the panel's m tiles) is the only one tried for a B panel.
+            const int64_t max_lead =
+                x.b_panel
+                    ? std::min<int64_t>(nmt, forced.lead > 0 ? forced.lead : (g.gk == 1 ? 16 : 4))
+                    : 1;
+            const int64_t min_lead = forced.lead > 0 ? max_lead : 1;
+            for (int64_t lead = min_lead; lead <= max_lead; ++lead) {
               x.lead = lead;
               x.bufs = lead > 1 ? 3 : bufs;
               const int64_t c_slots = lead > 1 ? lead + 1 : (ctiles > 1 ? 2 : 1);
@@ -419,6 +473,14 @@ MatmulGrid search_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
           for (int64_t gk = 1; gb * gm * gn * gk <= cfg.cores; ++gk)
             consider(gb, gm, gn, gk, false);
   }
+  if (all.empty() && forced.tiles[0] > 0)
+    throw Error("compiler.matmul_tiles",
+                "tiles " + std::to_string(forced.tiles[0]) + "x" + std::to_string(forced.tiles[1]) +
+                    "x" + std::to_string(forced.tiles[2]) + " (lead " +
+                    std::to_string(std::max<int64_t>(1, forced.lead)) + ") of a " +
+                    std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
+                    " matmul do not fit the LX budget of " + std::to_string(lx_budget) +
+                    " bytes for any split");
   if (all.empty()) {
     MatmulGrid g;  // nothing fits: the caller reports the working set
     g.gb = g.gm = g.gn = g.gk = 1;

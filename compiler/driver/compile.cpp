@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "spyre/compiler/cost.h"
 #include "spyre/compiler/divide.h"
@@ -61,6 +63,36 @@ std::string role_of(const ir::Graph& g, const ir::Buffer& b) {
   return "scratch";
 }
 
+// `count` comma-separated integers >= 1, or an error naming compiler.<key> and `what`.
+std::vector<int64_t> positive_ints(const std::string& key, const std::string& value, size_t count,
+                                   const std::string& what) {
+  std::vector<std::string> tokens(1);
+  for (char c : value) {
+    if (c == ',')
+      tokens.emplace_back();
+    else
+      tokens.back() += c;
+  }
+  std::vector<int64_t> out;
+  bool ok = tokens.size() == count;
+  for (size_t i = 0; ok && i < count; ++i) {
+    try {
+      size_t used = 0;
+      out.push_back(std::stoll(tokens[i], &used));
+      ok = used == tokens[i].size() && out.back() >= 1;
+    } catch (const std::exception&) {
+      ok = false;
+    }
+  }
+  if (!ok)
+    throw Error("compiler." + key,
+                "expected " +
+                    std::string(count == 1 ? "a positive integer "
+                                           : std::to_string(count) + " positive integers ") +
+                    what + ", got '" + value + "'");
+  return out;
+}
+
 }  // namespace
 
 void CompileOptions::set(const std::string& key, const std::string& value) {
@@ -96,29 +128,17 @@ void CompileOptions::set(const std::string& key, const std::string& value) {
     return;
   }
   if (key == "matmul_split") {
-    std::vector<std::string> tokens(1);
-    for (char c : value) {
-      if (c == ',')
-        tokens.emplace_back();
-      else
-        tokens.back() += c;
-    }
-    std::array<int64_t, 4> parts{};
-    bool ok = tokens.size() == 4;
-    for (size_t i = 0; ok && i < 4; ++i) {
-      try {
-        size_t used = 0;
-        parts[i] = std::stoll(tokens[i], &used);
-        ok = used == tokens[i].size() && parts[i] >= 1;
-      } catch (const std::exception&) {
-        ok = false;
-      }
-    }
-    if (!ok)
-      throw Error(
-          "compiler.matmul_split",
-          "expected four positive integers b,m,n,k (parts of batch, M, N, K), got '" + value + "'");
-    matmul_split = parts;
+    const auto parts = positive_ints(key, value, 4, "b,m,n,k (parts of batch, M, N, K)");
+    std::copy(parts.begin(), parts.end(), matmul_split.begin());
+    return;
+  }
+  if (key == "matmul_tiles") {
+    const auto t = positive_ints(key, value, 3, "tm,tn,tk (tile rows, columns and K step)");
+    std::copy(t.begin(), t.end(), matmul_tiles.begin());
+    return;
+  }
+  if (key == "matmul_lead") {
+    matmul_lead = positive_ints(key, value, 1, "L (m tiles of a B panel walked K-outer)")[0];
     return;
   }
   if (key == "debug.lx_plan_error") {
@@ -159,7 +179,8 @@ void CompileOptions::set(const std::string& key, const std::string& value) {
     return;
   }
   throw Error("compiler." + key,
-              "unknown compiler option (known: fusion, fusion_limit, matmul_split, hw_loops, "
+              "unknown compiler option (known: fusion, fusion_limit, matmul_split, matmul_tiles, "
+              "matmul_lead, hw_loops, "
               "layout_copy, debug.lx_plan_error, debug.force_fusion)");
 }
 
@@ -177,6 +198,8 @@ nlohmann::json CompileOptions::to_json() const {
       {"fusion", fusion},
       {"fusion_limit", fusion_limit},
       {"matmul_split", matmul_split},
+      {"matmul_tiles", matmul_tiles},
+      {"matmul_lead", matmul_lead},
       {"hw_loops", hw_loops},
       {"layout_copy", layout_copy},
       {"debug",
@@ -188,6 +211,8 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& cfg,
   cfg.validate();
   MatmulSplit split;
   split.parts = opts.matmul_split;
+  split.tiles = opts.matmul_tiles;
+  split.lead = opts.matmul_lead;
   const ScopedMatmulSplit scoped_split(split);
   const ScopedCompileDebug scoped_debug(opts.debug);
   const ScopedLayoutCopyMode scoped_layout_copy(parse_layout_copy_mode(opts.layout_copy));

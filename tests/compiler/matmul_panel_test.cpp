@@ -28,11 +28,14 @@ nlohmann::json gemm_ir(int64_t m, int64_t n, int64_t k, bool b_transposed) {
 
 // Compiles and runs the GEMM on `tiny` with `lx_bytes` of LX and the forced split; returns
 // the kernel's report after checking the output against the reference.
+// `more`: further compiler options (key, value).
 nlohmann::json run_gemm(int64_t m, int64_t n, int64_t k, bool bt, const std::string& split,
-                        int64_t lx_bytes) {
+                        int64_t lx_bytes,
+                        const std::vector<std::pair<std::string, std::string>>& more = {}) {
   const auto cfg = arch::load_arch("tiny", {"lx.size_bytes=" + std::to_string(lx_bytes)});
   CompileOptions opts;
   opts.set("matmul_split", split);
+  for (const auto& [key, value] : more) opts.set(key, value);
   CompileResult c = compile(gemm_ir(m, n, k, bt), cfg, opts, "gemm.json");
   sim::DeviceMemory mem(c.program.dram_bytes, 0);
   std::mt19937 rng(99);
@@ -92,12 +95,59 @@ TEST(MatmulPanel, APanelOverNTilesMatchesReference) {
 TEST(MatmulPanel, LeadGroupMatchesReference) {
   // A B panel whose first m tiles are walked K-outer (divide.h `lead`): the panel's later K
   // slices are loaded in pieces; lead + 1 accumulators, three A slots for the multicast group.
+  // The tiles are forced (the cost model takes whole-K tiles for this shape).
   for (bool bt : {false, true}) {
-    const nlohmann::json kr = run_gemm(512, 256, 1024, bt, "1,1,4,1", 1024 * 1024);
+    const nlohmann::json kr = run_gemm(512, 256, 1024, bt, "1,1,4,1", 1024 * 1024,
+                                       {{"matmul_tiles", "128,64,256"}, {"matmul_lead", "4"}});
     EXPECT_TRUE(kr["split"]["panel"]["b"].get<bool>()) << kr["split"].dump();
     EXPECT_GT(kr["split"]["lead"].get<int64_t>(), 1) << kr["split"].dump();
     EXPECT_EQ(kr["split"]["slots"].get<int64_t>(), 3) << kr["split"].dump();
     EXPECT_LT(kr["tiles"]["tk"].get<int64_t>(), 1024) << kr["tiles"].dump();  // B in pieces
+  }
+}
+
+TEST(MatmulPanel, ForcedTilesAndLongLeadMatchReference) {
+  // `compiler.matmul_tiles` / `compiler.matmul_lead` force the tiles and the lead group: two K
+  // steps (the shape of the 2048 GEMM's choice), leads that do not divide the m tiles, and a
+  // lead covering every m tile (no walk after the lead group).
+  for (const char* lead : {"3", "5", "8"}) {
+    const nlohmann::json kr = run_gemm(256, 256, 512, false, "1,1,4,1", 1024 * 1024,
+                                       {{"matmul_tiles", "32,64,256"}, {"matmul_lead", lead}});
+    EXPECT_TRUE(kr["split"]["panel"]["b"].get<bool>()) << kr["split"].dump();
+    EXPECT_EQ(kr["split"]["lead"].get<int64_t>(), std::stoll(lead)) << kr["split"].dump();
+    EXPECT_EQ(kr["tiles"]["tm"].get<int64_t>(), 32) << kr["tiles"].dump();
+    EXPECT_EQ(kr["tiles"]["tn"].get<int64_t>(), 64) << kr["tiles"].dump();
+    EXPECT_EQ(kr["tiles"]["tk"].get<int64_t>(), 256) << kr["tiles"].dump();
+  }
+}
+
+TEST(MatmulPanel, ForcedTilesThatDoNotFitNameTheOption) {
+  const auto cfg = arch::load_arch("tiny", {"lx.size_bytes=" + std::to_string(256 * 1024)});
+  CompileOptions opts;
+  opts.set("matmul_split", "1,1,1,1");
+  opts.set("matmul_tiles", "256,256,512");
+  try {
+    compile(gemm_ir(256, 256, 512, false), cfg, opts, "gemm.json");
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("compiler.matmul_tiles"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("do not fit"), std::string::npos) << e.what();
+  }
+  for (const char* bad : {"", "1,2", "0,64,64", "a,b,c", "64,64,64,64"}) {
+    try {
+      opts.set("matmul_tiles", bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("compiler.matmul_tiles"), std::string::npos);
+    }
+  }
+  for (const char* bad : {"0", "-1", "x", "2,3"}) {
+    try {
+      opts.set("matmul_lead", bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("compiler.matmul_lead"), std::string::npos);
+    }
   }
 }
 

@@ -41,6 +41,10 @@ struct CompileOptions {
   // `compiler.matmul_split=b,m,n,k`: parts of every matmul's batch, M, N and K (each >= 1,
   // product <= cores); all 0: the cost model chooses (divide.h).
   std::array<int64_t, 4> matmul_split{0, 0, 0, 0};
+  // `compiler.matmul_tiles=tm,tn,tk` and `compiler.matmul_lead=L`: force every matmul's tiles
+  // (clamped to its block) and B-panel lead group; 0: the cost model chooses (divide.h).
+  std::array<int64_t, 3> matmul_tiles{0, 0, 0};
+  int64_t matmul_lead = 0;
   // `compiler.layout_copy=auto|transpose|loops`: how pure layout copies are lowered (auto: the
   // faster by the cost model; transpose.h).
   std::string layout_copy = "auto";

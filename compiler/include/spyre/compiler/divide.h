@@ -32,8 +32,13 @@ struct MatmulShape {
 
 // A forced split (`--set compiler.matmul_split=b,m,n,k`): parts per dimension; all 0 = the
 // cost model chooses. Each part is clamped to what its dimension allows.
+// Forced tiles (`compiler.matmul_tiles=tm,tn,tk`, each clamped to its block) and a forced
+// lead group (`compiler.matmul_lead=L`, B panels only): 0 = the cost model chooses. They narrow
+// the search to those candidates; a forced tile shape that does not fit LX is an error.
 struct MatmulSplit {
   std::array<int64_t, 4> parts{0, 0, 0, 0};  // b, m, n, k
+  std::array<int64_t, 3> tiles{0, 0, 0};     // tm, tn, tk
+  int64_t lead = 0;
   bool forced() const { return parts[0] > 0; }
 };
 
@@ -111,11 +116,14 @@ using MatmulLxFn = std::function<int64_t(int64_t tm, int64_t tn, int64_t tk, int
 
 // Chosen by the cost model over every (gb, gm, gn, gk) with gb*gm*gn*gk <= cores (or the
 // forced split) and, for each, the tiles (and panels) that fit `lx_budget`: minimises the
-// predicted cycles = first output tile (its matmuls against the DRAM bytes it needs chip-wide:
-// all of a panel) + the rest max(busiest PT, chip DRAM time, busiest DMA engine) + pipeline
+// predicted cycles = first phase (the first output tile, or a B panel's lead group: its
+// matmuls against the DRAM bytes it needs chip-wide; with a panel and no K split a pipeline of
+// the panel's first K slice landing, then one matmul per step against its tile and a 1/lead
+// piece of the next slice, the last step against the lead tiles' stores) + the rest (soft max
+// of busiest PT, chip DRAM time with the read/write turnarounds, busiest DMA engine) + pipeline
 // prologue + K-reduction chain + epilogue tail. DRAM time divides each stream's bytes by the
-// bandwidth times the share of channels its concurrent requests cover. Ties go to fewer DRAM
-// bytes, then fewer cores.
+// bandwidth times the share of channels its concurrent requests cover (a lead group's A tiles
+// of one K step share that step's columns). Ties go to fewer DRAM bytes, then fewer cores.
 // `alternatives` (optional) receives the best few other splits, for the report.
 // `lx_key` (optional): everything `lx_bytes` depends on besides its arguments (element sizes,
 // epilogue slots...); with it, and inside a ScopedMatmulSplit, the answer is memoised per

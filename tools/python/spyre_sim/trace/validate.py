@@ -259,9 +259,16 @@ def _sets_from_options(report: dict) -> List[str]:
     sets = []
     if o.get("fusion") is False:
         sets.append("compiler.fusion=off")
-    split = o.get("matmul_split")
-    if split and any(split):
-        sets.append("compiler.matmul_split=" + ",".join(str(v) for v in split))
+    for key in ("matmul_split", "matmul_tiles"):
+        forced = o.get(key)
+        if forced and any(forced):
+            sets.append(f"compiler.{key}=" + ",".join(str(v) for v in forced))
+    if o.get("matmul_lead"):
+        sets.append(f"compiler.matmul_lead={o['matmul_lead']}")
+    if o.get("layout_copy", "auto") != "auto":
+        sets.append(f"compiler.layout_copy={o['layout_copy']}")
+    if o.get("hw_loops") is False:
+        sets.append("compiler.hw_loops=off")
     dbg = o.get("debug") or {}
     ff = dbg.get("force_fusion")
     if ff == "all" or (isinstance(ff, list) and ff):
