@@ -333,13 +333,13 @@ MatmulGrid search_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
         std::max(0.0, reads - a_first / (bw * x.chan_a) - b_first / (bw * x.chan_b)) +
         o_left / (bw * x.chan_o) + turnaround * std::min(reads_left, o_left);
     x.dram_cycles = static_cast<int64_t>(std::ceil(dram_first + dram_rest));
-    // A panel fills dedicated slots step by step (no slot handshake), so its first phase is a
-    // pipeline: the panel's first K slice (chip-wide) and the first tile of the other operand
-    // land, then each matmul runs as soon as its tiles are in, every one of them against its
-    // A tile (B tile) and a 1/lead piece of the panel's next K slice from DRAM; the last K
-    // step loads no more panel. Streamed operands reuse slots through handshakes, where nearly
-    // saturated units stall each other (the L4 soft max of the first phase's parts).
-    // The first phase's parts side by side: its matmuls, its DRAM bytes, its DMA share.
+    // The first phase's parts: its matmuls, its DRAM bytes, its DMA share. A panel fills
+    // dedicated slots step by step (no slot handshake): without a K split its first phase is a
+    // pipeline (the panel's first K slice chip-wide and the other operand's first tile land,
+    // then each matmul runs against its A (B) tile and a 1/lead piece of the panel's next K
+    // slice; the last K step loads no more panel), never shorter than its longest part; with
+    // one, the longest part. Streamed operands reuse slots through handshakes, where nearly
+    // saturated units stall each other: the L4 soft max of the parts.
     const std::initializer_list<double> first_parts = {
         static_cast<double>(lead * nkt * pt_step), dram_first,
         dma * static_cast<double>(lead) / static_cast<double>(ctiles)};
@@ -476,11 +476,11 @@ MatmulGrid search_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
   if (all.empty() && forced.tiles[0] > 0)
     throw Error("compiler.matmul_tiles",
                 "tiles " + std::to_string(forced.tiles[0]) + "x" + std::to_string(forced.tiles[1]) +
-                    "x" + std::to_string(forced.tiles[2]) + " (lead " +
-                    std::to_string(std::max<int64_t>(1, forced.lead)) + ") of a " +
-                    std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
-                    " matmul do not fit the LX budget of " + std::to_string(lx_budget) +
-                    " bytes for any split");
+                    "x" + std::to_string(forced.tiles[2]) +
+                    (forced.lead > 1 ? " (lead " + std::to_string(forced.lead) + ")" : "") +
+                    " of a " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
+                    std::to_string(s.k) + " matmul do not fit the LX budget of " +
+                    std::to_string(lx_budget) + " bytes for any split");
   if (all.empty()) {
     MatmulGrid g;  // nothing fits: the caller reports the working set
     g.gb = g.gm = g.gn = g.gk = 1;

@@ -119,6 +119,11 @@ TEST(MatmulPanel, ForcedTilesAndLongLeadMatchReference) {
     EXPECT_EQ(kr["tiles"]["tn"].get<int64_t>(), 64) << kr["tiles"].dump();
     EXPECT_EQ(kr["tiles"]["tk"].get<int64_t>(), 256) << kr["tiles"].dump();
   }
+  // Forced tiles off the PT's row and K alignment (ragged edge tiles in M and K).
+  const nlohmann::json kr =
+      run_gemm(256, 256, 512, true, "1,1,4,1", 1024 * 1024, {{"matmul_tiles", "24,64,96"}});
+  EXPECT_EQ(kr["tiles"]["tm"].get<int64_t>(), 24) << kr["tiles"].dump();
+  EXPECT_EQ(kr["tiles"]["tk"].get<int64_t>(), 96) << kr["tiles"].dump();
 }
 
 TEST(MatmulPanel, ForcedTilesThatDoNotFitNameTheOption) {
