@@ -121,6 +121,34 @@ def fake_sim(cycles_by_limit):
     return sim, calls
 
 
+def test_fusion_judges_the_decisions_kernels_not_the_programs_noise(tmp_path):
+    """A removed intermediate shifts every later DRAM buffer, which moves unrelated kernels by
+    a few hundred cycles: decision op0+op1 saves 100 cycles in its own kernels while the whole
+    program is 50 slower. The decision is judged on its kernels; the program's difference is
+    kept beside it. A decision whose own kernels get slower is still harmful."""
+    rep = plan_report(TWO, fusion=[fusion_decision(["op0", "op1"], 300, 200),
+                                   fusion_decision(["op2", "op3"], 300, 250)])
+    rep["file"] = "g.json"
+    programs = {
+        0: [("op0_k", ["op0"], 200), ("op1_k", ["op1"], 200), ("op2_k", ["op2"], 100),
+            ("op3_k", ["op3"], 100), ("op9_k", ["op9"], 1000)],
+        1: [("op0_op1_k", ["op0", "op1"], 300), ("op2_k", ["op2"], 100), ("op3_k", ["op3"], 100),
+            ("op9_k", ["op9"], 1150)],
+        2: [("op0_op1_k", ["op0", "op1"], 300), ("op2_op3_k", ["op2", "op3"], 260),
+            ("op9_k", ["op9"], 1150)]}
+
+    def sim(graph, arch, sets):
+        limit = int([s for s in sets if s.startswith("compiler.fusion_limit=")][0].split("=")[1])
+        ks = [{"name": n, "nodes": nodes, "cycles": c} for n, nodes, c in programs[limit]]
+        return {"cycles": sum(k["cycles"] for k in ks), "dram_bytes": 1000 - limit, "kernels": ks}
+
+    res = run(tmp_path, rep, [span(0, 0, [])], graph="g.json", arch="tiny", sim=sim)
+    rows = res["fusion"]
+    assert [(r["simulated"]["cycles"], r["simulated"]["program_cycles"], r["flags"])
+            for r in rows] == [(100, -50, []), (-60, -60, ["harmful", "sign"])]
+    assert [v["kernel"] for v in res["violations"]] == ["op2+op3", "op2+op3"]
+
+
 def test_fusion_replay_keeps_every_forced_compiler_option():
     """The fusion check recompiles with the report's options: forced splits, tiles and leads,
     the layout-copy mode and hardware loops must all reach the replay, defaults must not."""
