@@ -152,14 +152,15 @@ def test_fusion_judges_the_decisions_kernels_not_the_programs_noise(tmp_path):
 def test_fusion_replay_keeps_every_forced_compiler_option():
     """The fusion check recompiles with the report's options: forced splits, tiles and leads,
     the layout-copy mode and hardware loops must all reach the replay, defaults must not."""
-    rep = {"options": {"fusion": True, "matmul_split": [1, 1, 32, 1], "matmul_tiles": [128, 64, 1024],
-                       "matmul_lead": 10, "layout_copy": "transpose", "hw_loops": False,
+    rep = {"options": {"fusion": True, "matmul_split": [1, 1, 32, 1],
+                       "matmul_tiles": [128, 64, 1024], "matmul_lead": 10,
+                       "layout_copy": "transpose", "hw_loops": False,
                        "debug": {"force_fusion": [], "lx_plan_error": "none"}}}
     assert tv._sets_from_options(rep) == [
         "compiler.matmul_split=1,1,32,1", "compiler.matmul_tiles=128,64,1024",
         "compiler.matmul_lead=10", "compiler.layout_copy=transpose", "compiler.hw_loops=off"]
-    rep["options"].update({"matmul_split": [0, 0, 0, 0], "matmul_tiles": [0, 0, 0], "matmul_lead": 0,
-                           "layout_copy": "auto", "hw_loops": True})
+    rep["options"].update({"matmul_split": [0, 0, 0, 0], "matmul_tiles": [0, 0, 0],
+                           "matmul_lead": 0, "layout_copy": "auto", "hw_loops": True})
     assert tv._sets_from_options(rep) == []
 
 

@@ -6,8 +6,9 @@ compiler claimed.
    buffers live at the same pc on one core share a byte, and the live bytes never exceed the
    usable LX. Replayed against the trace: every LX byte an instruction reads or writes lies in a
    buffer that is live on that core at that instruction's pc (its dynamic index, span arg
-   "dyn", where the stream has hardware loops: the plan counts the expanded stream). The intervals come from
-   the compiler's allocator, not from the accesses, so the replay is an independent check.
+   "dyn", where the stream has hardware loops: the plan counts the expanded stream). The
+   intervals come from the compiler's allocator, not from the accesses, so the replay is an
+   independent check.
 2. Fusion: decision k (the k-th fusion taken) is simulated as the same graph compiled with
    `compiler.fusion_limit=k-1` minus `=k`; a negative cycle saving is harmful, a saving whose
    sign disagrees with the prediction is a misprediction; the same for the DRAM bytes
@@ -331,7 +332,8 @@ def check_fusion(report: dict, graph_file: str, arch: str,
         p_dram = before.get("dram_bytes", 0) - after.get("dram_bytes", 0)
         off, on = run(k - 1), run(k)
         prog_cyc = off["cycles"] - on["cycles"]
-        g_off, g_on = _group_cycles(off, d.get("group") or []), _group_cycles(on, d.get("group") or [])
+        nodes = d.get("group") or []
+        g_off, g_on = _group_cycles(off, nodes), _group_cycles(on, nodes)
         s_cyc = g_off - g_on if g_off is not None and g_on is not None else prog_cyc
         s_dram = off["dram_bytes"] - on["dram_bytes"]
         group = "+".join(d.get("group") or [])
