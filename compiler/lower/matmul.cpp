@@ -151,8 +151,16 @@ void lower_matmul(Kernel& k) {
                                        ep ? ep->slots : -1,
                                        ep ? static_cast<int64_t>(ep->p.vals.size()) : -1};
   nlohmann::json alternatives;
-  const MatmulGrid grid =
-      choose_matmul_grid(shape, cfg, k.lx_budget(), lx_bytes, &alternatives, &lx_key);
+  const MatmulGrid grid = [&] {
+    try {
+      return choose_matmul_grid(shape, cfg, k.lx_budget(), lx_bytes, &alternatives, &lx_key);
+    } catch (const Error& e) {  // a forced tiling that fits nowhere: say which node
+      if (e.where() != "compiler.matmul_tiles") throw;
+      const std::string what = e.what();
+      throw Error(e.where(),
+                  k.g.file + ": " + ir::describe(n) + ": " + what.substr(e.where().size() + 2));
+    }
+  }();
   if (grid.forced && grid.blocks() > cfg.cores)
     throw Error("compiler.matmul_split",
                 ir::describe(n) + ": split b=" + std::to_string(grid.gb) +

@@ -137,6 +137,7 @@ TEST(MatmulPanel, ForcedTilesThatDoNotFitNameTheOption) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("compiler.matmul_tiles"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("do not fit"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("gemm.json: "), std::string::npos) << e.what();
   }
   for (const char* bad : {"", "1,2", "0,64,64", "a,b,c", "64,64,64,64"}) {
     try {
