@@ -119,6 +119,11 @@ TEST(MatmulPanel, ForcedTilesAndLongLeadMatchReference) {
     EXPECT_EQ(kr["tiles"]["tn"].get<int64_t>(), 64) << kr["tiles"].dump();
     EXPECT_EQ(kr["tiles"]["tk"].get<int64_t>(), 256) << kr["tiles"].dump();
   }
+  // A long lead with a K split: every lead tile's partial sums go along the ring.red chain.
+  const nlohmann::json kk = run_gemm(256, 256, 1024, false, "1,1,2,2", 1024 * 1024,
+                                     {{"matmul_tiles", "32,128,256"}, {"matmul_lead", "6"}});
+  EXPECT_EQ(kk["split"]["lead"].get<int64_t>(), 6) << kk["split"].dump();
+  EXPECT_EQ(kk["split"]["split"]["k"].get<int64_t>(), 2) << kk["split"].dump();
   // Forced tiles off the PT's row and K alignment (ragged edge tiles in M and K).
   const nlohmann::json kr =
       run_gemm(256, 256, 512, true, "1,1,4,1", 1024 * 1024, {{"matmul_tiles", "24,64,96"}});
