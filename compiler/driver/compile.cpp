@@ -93,6 +93,13 @@ std::vector<int64_t> positive_ints(const std::string& key, const std::string& va
   return out;
 }
 
+// A switch: true/1/on or false/0/off, or an error naming compiler.<key> and `what`.
+bool on_off(const std::string& key, const std::string& value, const char* what) {
+  if (value == "true" || value == "1" || value == "on") return true;
+  if (value == "false" || value == "0" || value == "off") return false;
+  throw Error("compiler." + key, std::string("expected ") + what + ", got '" + value + "'");
+}
+
 }  // namespace
 
 void CompileOptions::set(const std::string& key, const std::string& value) {
@@ -105,21 +112,11 @@ void CompileOptions::set(const std::string& key, const std::string& value) {
     return;
   }
   if (key == "fusion") {
-    if (value == "true" || value == "1" || value == "on")
-      fusion = true;
-    else if (value == "false" || value == "0" || value == "off")
-      fusion = false;
-    else
-      throw Error("compiler.fusion", "expected true or false, got '" + value + "'");
+    fusion = on_off(key, value, "true or false");
     return;
   }
   if (key == "hw_loops") {
-    if (value == "true" || value == "1" || value == "on")
-      hw_loops = true;
-    else if (value == "false" || value == "0" || value == "off")
-      hw_loops = false;
-    else
-      throw Error("compiler.hw_loops", "expected on or off, got '" + value + "'");
+    hw_loops = on_off(key, value, "on or off");
     return;
   }
   if (key == "layout_copy") {
