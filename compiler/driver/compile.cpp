@@ -175,10 +175,16 @@ void CompileOptions::set(const std::string& key, const std::string& value) {
     }
     return;
   }
-  throw Error("compiler." + key,
-              "unknown compiler option (known: fusion, fusion_limit, matmul_split, matmul_tiles, "
-              "matmul_lead, hw_loops, "
-              "layout_copy, debug.lx_plan_error, debug.force_fusion)");
+  std::string known;
+  for (const auto& k : keys()) known += (known.empty() ? "" : ", ") + k;
+  throw Error("compiler." + key, "unknown compiler option (known: " + known + ")");
+}
+
+const std::vector<std::string>& CompileOptions::keys() {
+  static const std::vector<std::string> k = {
+      "fusion",   "fusion_limit", "matmul_split",        "matmul_tiles",      "matmul_lead",
+      "hw_loops", "layout_copy",  "debug.lx_plan_error", "debug.force_fusion"};
+  return k;
 }
 
 bool CompileDebug::forces(size_t decision) const {
@@ -300,6 +306,7 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& cfg,
   nlohmann::json& rep = res.report;
   rep["graph"] = g.name;
   rep["file"] = file;
+  rep["torch_version"] = g.torch_version;  // the torch that captured the IR ("" if unknown)
   rep["arch"] = cfg.name;
   rep["cores"] = cfg.cores;
   rep["lx_usable_bytes"] = cfg.lx_usable_bytes();

@@ -240,6 +240,27 @@ TEST(MatmulSplitOption, BadValuesNameTheKey) {
   EXPECT_EQ(o.matmul_split, (std::array<int64_t, 4>{1, 4, 8, 1}));
 }
 
+TEST(CompileOptionKeys, EveryListedKeyIsAcceptedAndOthersAreNot) {
+  // keys() feeds the sweep's "did you mean" and the unknown-key message: each listed key must
+  // be one set() knows (a bad value is then a complaint about the value, not the key).
+  CompileOptions o;
+  for (const auto& key : CompileOptions::keys()) {
+    try {
+      o.set(key, "not a value");
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()).find("unknown compiler option"), std::string::npos)
+          << key << ": " << e.what();
+    }
+  }
+  try {
+    o.set("fusoin", "on");
+    ADD_FAILURE() << "accepted an unknown key";
+  } catch (const Error& e) {
+    for (const auto& key : CompileOptions::keys())
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << key;
+  }
+}
+
 TEST(MatmulSplitOption, MoreCoresThanTheChipIsAnError) {
   CompileOptions o;
   o.set("matmul_split", "1,4,4,4");

@@ -9,6 +9,7 @@
 #include "spyre/error.h"
 #include "spyre/io.h"
 #include "spyre/isa/format.h"
+#include "spyre/runner/provenance.h"
 #include "spyre/runner/runner.h"
 #include "spyre/traces/filter.h"
 
@@ -49,10 +50,13 @@ int run_command(const RunArgs& a) {
 
   nlohmann::json summary, report;
   runner::Settings settings{a.arch, a.sets};
+  std::string torch_version, torch_source;
   if (ends_with(a.target, ".py")) {
     ModelRun m = run_model_file(a, trace, out);
     summary = nlohmann::json::parse(m.summary_json);
     if (!m.report_json.empty()) report = nlohmann::json::parse(m.report_json);
+    torch_version = m.torch_version;
+    torch_source = "installed";
   } else {
     auto exe = load_target(a, settings);
     runner::RunOptions o;
@@ -62,9 +66,15 @@ int run_command(const RunArgs& a) {
     o.timing_only = a.timing_only;
     summary = exe.run({}, o).summary;
     report = exe.report().is_null() ? nlohmann::json(nullptr) : exe.report();
+    if (report.is_object() && report.value("torch_version", std::string()) != "") {
+      torch_version = report["torch_version"].get<std::string>();
+      torch_source = "ir";
+    }
   }
   summary["out"] = out;
-  runner::write_output_folder(out, summary, report, settings.config());
+  runner::write_output_folder(
+      out, summary, report, settings.config(),
+      runner::provenance(a.command, torch_version, torch_source, a.arch, a.sets));
   if (a.json) {
     std::cout << summary.dump() << std::endl;
   } else {

@@ -17,6 +17,7 @@ struct RunArgs {
   bool timing_only = false;
   bool debug = false;
   std::string program = "spyre-sim";  // argv[0]: how the printed follow-up commands call us
+  std::vector<std::string> command;   // the whole command line, for provenance.json
 };
 
 int run_command(const RunArgs& a);
@@ -27,8 +28,11 @@ int compile_command(const std::string& in, const std::string& out, const std::st
 int arch_show_command(const std::string& name, const std::vector<std::string>& sets);
 int arch_list_command();
 int isa_doc_command();
-// `trace ARGS...`: runs spyre_sim.trace.cli.main(ARGS) in the embedded interpreter.
-int trace_command(const std::vector<std::string>& args, bool debug);
+// `trace|regress|sweep|script ARGS...`: runs `module`.main(ARGS) in the embedded interpreter
+// (spyre_sim.trace.cli, spyre_sim.regression, spyre_sim.sweeps.cli, spyre_sim.script) and returns
+// its exit status. `command` is the whole command line (the tools record it as provenance).
+int python_command(const std::string& module, const std::vector<std::string>& args,
+                   const std::vector<std::string>& command, bool debug);
 // Starts the embedded .venv interpreter once (embed.cpp).
 void start_embedded_python();
 
@@ -37,6 +41,7 @@ void start_embedded_python();
 struct ModelRun {
   std::string summary_json;
   std::string report_json;
+  std::string torch_version;  // torch.__version__ of the run
 };
 ModelRun run_model_file(const RunArgs& a, const std::string& trace, const std::string& out);
 

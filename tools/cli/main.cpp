@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "spyre/error.h"
+#include "spyre/runner/provenance.h"
 
 namespace {
 // Leaves without finalising the embedded interpreter: torch's threads make Python's
@@ -30,11 +31,14 @@ int dispatch(int argc, char** argv) {
   CLI::App app{
       "spyre-sim: a cycle-level Spyre-class accelerator simulator with an Inductor compiler"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", spyre::runner::version_line());
   bool debug = false;
   app.add_flag("--debug", debug, "show internal tracebacks on errors");
+  const std::vector<std::string> command(argv, argv + argc);
 
   RunArgs run;
   run.program = argv[0];
+  run.command = command;
   auto* r = app.add_subcommand(
       "run", "compile and simulate a model file (.py), an IR (.json) or a program (.s/.bin)");
   r->add_option("target", run.target, "model .py, IR .json, or program .s/.bin")->required();
@@ -77,8 +81,22 @@ int dispatch(int argc, char** argv) {
   auto* isa = app.add_subcommand("isa", "the instruction set");
   isa->require_subcommand(1);
   auto* doc = isa->add_subcommand("doc", "print the instruction table as Markdown");
-  auto* trc = app.add_subcommand("trace", "trace tools: report, view, validate (see `trace -h`)");
-  trc->prefix_command()->allow_extras()->set_help_flag();  // every argument goes to Python
+  // Subcommands written in Python: every argument after the name goes to the module's main().
+  const std::vector<std::pair<CLI::App*, std::string>> python = {
+      {app.add_subcommand("trace", "trace tools: report, view, validate (see `trace -h`)"),
+       "spyre_sim.trace.cli"},
+      {app.add_subcommand("regress",
+                          "compiler regression: simulate the suite's cases and compare their "
+                          "cycles with the stored baselines (see `regress -h`)"),
+       "spyre_sim.regression"},
+      {app.add_subcommand("sweep",
+                          "architecture sweep: a grid of configurations over models, in parallel "
+                          "(see `sweep -h`; `sweep plot` redraws)"),
+       "spyre_sim.sweeps.cli"},
+      {app.add_subcommand("script",
+                          "run FILE.py [ARGS] in the embedded interpreter (`import spyre_sim`)"),
+       "spyre_sim.script"}};
+  for (const auto& [sub, module] : python) sub->prefix_command()->allow_extras()->set_help_flag();
 
   try {
     app.parse(argc, argv);
@@ -95,7 +113,8 @@ int dispatch(int argc, char** argv) {
     if (show->parsed()) return arch_show_command(arch_name, sets);
     if (list->parsed()) return arch_list_command();
     if (doc->parsed()) return isa_doc_command();
-    if (trc->parsed()) return trace_command(trc->remaining(), debug);
+    for (const auto& [sub, module] : python)
+      if (sub->parsed()) return python_command(module, sub->remaining(), command, debug);
   } catch (const spyre::Error& e) {
     std::fflush(stdout);
     std::cerr << "spyre-sim: error: " << e.what() << "\n";

@@ -5,6 +5,7 @@
 #include "spyre/error.h"
 #include "spyre/io.h"
 #include "spyre/isa/format.h"
+#include "spyre/runner/provenance.h"
 #include "spyre/runner/runner.h"
 
 namespace py = pybind11;
@@ -111,14 +112,69 @@ void bind_core(py::module_& m) {
     for (const auto& p : parts) js.push_back(nlohmann::json::parse(p));
     return runner::merge_summaries(js).dump();
   });
-  m.def("write_output_folder",
-        [](const std::string& dir, const std::string& summary, const std::string& report,
-           const std::string& arch, const std::vector<std::string>& sets) {
-          runner::write_output_folder(
-              dir, nlohmann::json::parse(summary),
-              report.empty() ? nlohmann::json(nullptr) : nlohmann::json::parse(report),
-              settings(arch, sets).config());
-        });
+  m.def(
+      "write_output_folder",
+      [](const std::string& dir, const std::string& summary, const std::string& report,
+         const std::string& arch, const std::vector<std::string>& sets,
+         const std::string& provenance) {
+        auto parse = [](const std::string& t) {
+          return t.empty() ? nlohmann::json(nullptr) : nlohmann::json::parse(t);
+        };
+        runner::write_output_folder(dir, nlohmann::json::parse(summary), parse(report),
+                                    settings(arch, sets).config(), parse(provenance));
+      },
+      py::arg("dir"), py::arg("summary"), py::arg("report"), py::arg("arch"), py::arg("sets"),
+      py::arg("provenance") = "");
+  m.def("build_info", [] {
+    runner::BuildInfo b = runner::build_info();
+    py::dict d;
+    d["version"] = b.version;
+    d["commit"] = b.commit;
+    d["dirty"] = b.dirty;
+    return d;
+  });
+  m.def("version_line", &runner::version_line);
+  m.def(
+      "provenance",
+      [](const std::vector<std::string>& command, const std::string& torch_version,
+         const std::string& torch_source, const std::string& arch,
+         const std::vector<std::string>& sets, const std::string& effective_config) {
+        return runner::provenance(command, torch_version, torch_source, arch, sets,
+                                  effective_config)
+            .dump();
+      },
+      py::arg("command"), py::arg("torch_version"), py::arg("torch_source"), py::arg("arch"),
+      py::arg("sets"), py::arg("effective_config") = "arch.yaml");
+  // Every `--set` key: the chip's parameters (params.def) and the compiler's options.
+  m.def("param_table", [] {
+    py::list out;
+    for (const auto& p : arch::param_table()) {
+      py::dict d;
+      d["key"] = p.key;
+      d["type"] = p.type;
+      d["unit"] = p.unit;
+      d["description"] = p.description;
+      d["default"] = p.default_text;
+      out.append(d);
+    }
+    return out;
+  });
+  m.def("compiler_option_keys", [] {
+    std::vector<std::string> keys;
+    for (const auto& k : compiler::CompileOptions::keys()) keys.push_back("compiler." + k);
+    return keys;
+  });
+  m.def("preset_names", &arch::preset_names);
+  // Validates an architecture and its overrides (chip and compiler keys) without compiling:
+  // throws SpyreError naming the key and what was expected.
+  m.def(
+      "check_settings",
+      [](const std::string& arch, const std::vector<std::string>& sets) {
+        auto s = settings(arch, sets);
+        s.config();
+        s.compile_options();
+      },
+      py::arg("arch"), py::arg("sets"));
   m.def(
       "arch_yaml",
       [](const std::string& arch, const std::vector<std::string>& sets) {

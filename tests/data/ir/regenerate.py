@@ -2,8 +2,9 @@
 
 Run from anywhere: .venv/bin/python tests/data/ir/regenerate.py [key ...]
 A key is a model of tools/models (`mlp_block`), an op of tools/models/ops.py (`ops/softmax`),
-a real model (`models/gpt2`), a benchmark model (`bench/gpt2_small`), or a group: `ops`,
-`models`, `bench`, `basic`; no key means all of them.
+a real model (`models/gpt2`), a benchmark model (`bench/gpt2_small`), a regression-suite kernel
+of tools/models/regress_kernels.py (`regress/mm_4096`), or a group: `ops`, `models`, `bench`,
+`regress`, `basic`; no key means all of them.
 Writes tests/data/ir/<key>.json, or <key>.<i>.json when a capture gives several graphs, and
 removes stale <key>.<i>.json files of the keys it writes.
 Real models set HF_HUB_OFFLINE=1 and build from config objects: nothing is downloaded.
@@ -48,15 +49,21 @@ def op_names() -> list[str]:
     return list(load_model("ops").OPS)
 
 
+def regress_names() -> list[str]:
+    return list(load_model("regress_kernels").CASES)
+
+
 def all_keys() -> list[str]:
     return [*MODELS, *(f"ops/{op}" for op in op_names()), *(f"models/{m}" for m in REAL_MODELS),
-            *(f"bench/{m}" for m in BENCH_MODELS)]
+            *(f"bench/{m}" for m in BENCH_MODELS), *(f"regress/{k}" for k in regress_names())]
 
 
 def capture_key(key: str) -> spyre_capture.Capture:
     """A fresh capture of `key` (see the module docstring)."""
-    if key.startswith("ops/"):
-        case = load_model("ops").OPS[key.removeprefix("ops/")]
+    if key.startswith("ops/") or key.startswith("regress/"):
+        group, name = key.split("/", 1)
+        cases = load_model("ops").OPS if group == "ops" else load_model("regress_kernels").CASES
+        case = cases[name]
         return spyre_capture.capture(case.fn, case.make_inputs(), source_root=str(REPO))
     module = load_model(key.removeprefix("models/").removeprefix("bench/"))
     return spyre_capture.capture(module.model, module.example_inputs, source_root=str(REPO))
@@ -77,7 +84,8 @@ def golden_texts(key: str) -> dict[str, str]:
 def _expand(argv: list[str]) -> list[str]:
     groups = {"basic": list(MODELS), "ops": [f"ops/{op}" for op in op_names()],
               "models": [f"models/{m}" for m in REAL_MODELS],
-              "bench": [f"bench/{m}" for m in BENCH_MODELS]}
+              "bench": [f"bench/{m}" for m in BENCH_MODELS],
+              "regress": [f"regress/{k}" for k in regress_names()]}
     keys: list[str] = []
     for arg in argv or all_keys():
         keys += groups.get(arg, [arg])

@@ -10,6 +10,9 @@ class ModelFileError(Exception):
 
 
 def run_model_file(path, arch, sets, trace, out, timing_only, trace_filter=""):
+    """(summary JSON, compile report JSON, torch version) of one run of a model file."""
+    import torch
+
     from .api import run
 
     if not os.path.exists(path):
@@ -23,4 +26,4 @@ def run_model_file(path, arch, sets, trace, out, timing_only, trace_filter=""):
                  trace=trace, timing_only=timing_only, trace_filter=trace_filter,
                  save_ir=out)
     report = result.reports[0] if len(result.reports) == 1 else {"subgraphs": result.reports}
-    return json.dumps(result.summary), json.dumps(report)
+    return json.dumps(result.summary), json.dumps(report), torch.__version__

@@ -5,6 +5,7 @@ compiled graph runs on the SystemC chip model."""
 import json
 import os
 
+from . import files
 from . import session as _session
 from . import tensors
 from ._core import core
@@ -18,10 +19,7 @@ def _make_runner(ir: dict):
     label = f"<{ir.get('graph', 'graph')}>"
     if sess.save_ir:  # the report then names a file that `spyre-sim trace validate` can re-run
         label = os.path.join(sess.save_ir, f"{ir.get('graph', 'graph')}.ir.json")
-        tmp = f"{label}.tmp.{os.getpid()}"
-        with open(tmp, "w") as f:
-            f.write(text)
-        os.replace(tmp, label)
+        files.write_atomic(label, text)
     exe = core.Executable.from_ir(text, sess.arch, sess.sets, label)
     report = json.loads(exe.report)
     sess.reports.append(report)

@@ -122,7 +122,8 @@ std::string format_summary(const nlohmann::json& s) {
 }
 
 void write_output_folder(const std::string& dir, const nlohmann::json& summary,
-                         const nlohmann::json& report, const arch::ArchConfig& cfg) {
+                         const nlohmann::json& report, const arch::ArchConfig& cfg,
+                         const nlohmann::json& provenance) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw Error(dir, "cannot create output folder: " + ec.message());
@@ -133,6 +134,7 @@ void write_output_folder(const std::string& dir, const nlohmann::json& summary,
   write_file_atomic(path("stats.json"), summary["stats"].dump(2) + "\n");
   if (!report.is_null()) write_file_atomic(path("report.json"), report.dump(2) + "\n");
   write_file_atomic(path("arch.yaml"), cfg.to_yaml());
+  if (!provenance.is_null()) write_file_atomic(path("provenance.json"), provenance.dump(2) + "\n");
 }
 
 }  // namespace spyre::runner

@@ -34,6 +34,8 @@ struct CompileDebug {
 struct CompileOptions {
   // `--set compiler.<key>=<value>`; unknown keys are an error naming the key.
   void set(const std::string& key, const std::string& value);
+  // Every key set() accepts (without the `compiler.` prefix), in documentation order.
+  static const std::vector<std::string>& keys();
   bool fusion = true;
   // At most this many fusions are taken (-1: no limit); later candidates are reported as
   // rejected. Compiling with limit k-1 and k isolates the simulated effect of decision k.

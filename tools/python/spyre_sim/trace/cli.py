@@ -7,10 +7,11 @@ Exit statuses: 0 ok, 1 a failed check (validate), 2 bad input (a message naming 
 import argparse
 import importlib
 import json
-import os
 import re
 import sys
 import time
+
+from ..files import write_atomic
 
 
 class InputError(Exception):
@@ -36,13 +37,6 @@ def _compile_report(path):
         return load_compile_report(path)
     except (OSError, ValueError) as e:
         raise InputError(f"{path}: cannot read the compile report: {e}") from e
-
-
-def _write_atomic(path, text):
-    tmp = f"{path}.tmp.{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 def cmd_report(a):
@@ -77,7 +71,7 @@ def cmd_view(a):
         window = (int(m.group(1)), int(m.group(2)))
     html, info = view.page(loaded, rep, max_detail=a.max_detail, bins=a.bins, window=window)
     try:
-        _write_atomic(a.output, html)
+        write_atomic(a.output, html)
     except OSError as e:
         raise InputError(f"{a.output}: cannot write: {e}") from e
     print(f"wrote {a.output}: {len(html.encode()) / 1e6:.1f} MB, {info['detailed']:,} spans drawn "

@@ -56,7 +56,8 @@ class Executable {
   // Storage bytes each input binding expects (span of its size/stride).
   static uint64_t storage_bytes(const compiler::TensorBinding& b);
   // `inputs` must hold one buffer per input binding of exactly storage_bytes(); an empty
-  // vector fills inputs with seeded random values (for IR or program targets).
+  // vector fills inputs with seeded random values (for IR or program targets), or zeros in a
+  // timing-only run (which never reads them).
   RunOutput run(std::vector<std::string> inputs, const RunOptions& opts) const;
 
  private:
@@ -88,9 +89,10 @@ nlohmann::json merge_summaries(const std::vector<nlohmann::json>& parts);
 // Human-readable summary for the terminal.
 std::string format_summary(const nlohmann::json& summary);
 
-// Writes summary.json, stats.json, report.json (if any) and the effective arch.yaml into
-// `dir` (created if missing), atomically each.
+// Writes summary.json, stats.json, report.json (if any), the effective arch.yaml and
+// provenance.json (if given: provenance.h) into `dir` (created if missing), atomically each.
 void write_output_folder(const std::string& dir, const nlohmann::json& summary,
-                         const nlohmann::json& report, const arch::ArchConfig& cfg);
+                         const nlohmann::json& report, const arch::ArchConfig& cfg,
+                         const nlohmann::json& provenance = nullptr);
 
 }  // namespace spyre::runner

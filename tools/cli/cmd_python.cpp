@@ -1,6 +1,7 @@
-// `spyre-sim trace <report|view|validate> ...`: the trace tools are Python (spyre_sim.trace,
-// plotting needs bokeh), so this forwards the arguments to spyre_sim.trace.cli.main in the
-// embedded interpreter and returns its exit status.
+// The subcommands written in Python (`trace`, `regress`, `sweep`, `script`): the arguments after
+// the subcommand go to `main(args)` of its module in the embedded interpreter, which returns
+// the exit status. Only `import spyre_sim` (lazy) happens first, so these commands pay for
+// `import torch` only when they need it.
 #include <pybind11/embed.h>
 #include <pybind11/stl.h>
 
@@ -13,7 +14,8 @@ namespace py = pybind11;
 
 namespace spyre::cli {
 
-int trace_command(const std::vector<std::string>& args, bool debug) {
+int python_command(const std::string& module, const std::vector<std::string>& args,
+                   const std::vector<std::string>& command, bool debug) {
   start_embedded_python();
   auto flush = [] {
     // main() leaves with _exit, which would drop what Python still buffers.
@@ -22,8 +24,9 @@ int trace_command(const std::vector<std::string>& args, bool debug) {
     sys.attr("stderr").attr("flush")();
   };
   try {
-    auto cli = py::module_::import("spyre_sim.trace.cli");
-    int code = cli.attr("main")(args).cast<int>();
+    py::module_::import("spyre_sim.provenance").attr("set_command_line")(command);
+    auto mod = py::module_::import(module.c_str());
+    int code = mod.attr("main")(args).cast<int>();
     flush();
     return code;
   } catch (py::error_already_set& e) {
@@ -31,7 +34,7 @@ int trace_command(const std::vector<std::string>& args, bool debug) {
     std::string type = py::str(e.type().attr("__name__"));
     std::string msg = py::str(e.value());
     flush();
-    throw std::runtime_error("spyre_sim.trace: " + type + ": " + msg +
+    throw std::runtime_error(module + ": " + type + ": " + msg +
                              (debug ? "" : " (rerun with --debug for the traceback)"));
   }
 }
