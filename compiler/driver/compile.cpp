@@ -15,6 +15,7 @@
 #include "spyre/compiler/kernel.h"
 #include "spyre/compiler/loop_compress.h"
 #include "spyre/compiler/lx_plan.h"
+#include "spyre/compiler/split_reduction.h"
 #include "spyre/compiler/transpose.h"
 #include "spyre/error.h"
 
@@ -119,6 +120,10 @@ void CompileOptions::set(const std::string& key, const std::string& value) {
     hw_loops = on_off(key, value, "on or off");
     return;
   }
+  if (key == "split_reduction") {
+    split_reduction = on_off(key, value, "on or off");
+    return;
+  }
   if (key == "layout_copy") {
     parse_layout_copy_mode(value);  // throws naming the option
     layout_copy = value;
@@ -182,8 +187,8 @@ void CompileOptions::set(const std::string& key, const std::string& value) {
 
 const std::vector<std::string>& CompileOptions::keys() {
   static const std::vector<std::string> k = {
-      "fusion",   "fusion_limit", "matmul_split",        "matmul_tiles",      "matmul_lead",
-      "hw_loops", "layout_copy",  "debug.lx_plan_error", "debug.force_fusion"};
+      "fusion",   "fusion_limit",    "matmul_split", "matmul_tiles",        "matmul_lead",
+      "hw_loops", "split_reduction", "layout_copy",  "debug.lx_plan_error", "debug.force_fusion"};
   return k;
 }
 
@@ -204,6 +209,7 @@ nlohmann::json CompileOptions::to_json() const {
       {"matmul_tiles", matmul_tiles},
       {"matmul_lead", matmul_lead},
       {"hw_loops", hw_loops},
+      {"split_reduction", split_reduction},
       {"layout_copy", layout_copy},
       {"debug",
        {{"lx_plan_error", errs[static_cast<int>(debug.lx_plan_error)]}, {"force_fusion", force}}}};
@@ -219,7 +225,10 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& cfg,
   const ScopedMatmulSplit scoped_split(split);
   const ScopedCompileDebug scoped_debug(opts.debug);
   const ScopedLayoutCopyMode scoped_layout_copy(parse_layout_copy_mode(opts.layout_copy));
-  const ir::Graph g = ir::load_ir(j, file);
+  ir::Graph loaded = ir::load_ir(j, file);
+  const std::vector<SplitReduction> splits =
+      split_reductions(loaded, cfg, SplitReductionOptions{opts.split_reduction});
+  const ir::Graph& g = loaded;
   const DramPlan dram = plan_dram(g, cfg);
 
   CompileResult res;
@@ -313,6 +322,8 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& cfg,
   rep["fusion_enabled"] = opts.fusion;
   rep["options"] = opts.to_json();
   rep["fusion"] = fusion.decisions;
+  rep["split_reductions"] = nlohmann::json::array();
+  for (const auto& sr : splits) rep["split_reductions"].push_back(sr.to_json());
   rep["dram_plan"] = dram.to_json(scratch);
   rep["lx_plan"] = build_lx_plan(kernels, kernel_pcs, cfg, opts.debug.lx_plan_error);
   rep["kernels"] = kernels;

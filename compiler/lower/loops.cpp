@@ -8,6 +8,7 @@
 // per core, on corelet 0, before the tiles.
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "loops_columns.h"
 #include "sfp_emit.h"
@@ -18,6 +19,8 @@
 
 namespace spyre::compiler {
 namespace {
+
+constexpr int kArenas = 2;  // per corelet: ping-pong (3 and 4 measured no better)
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
@@ -63,10 +66,12 @@ void lower_loops(Kernel& k) {
   auto val = [&](int v) -> const TVal& { return vals[static_cast<size_t>(v)]; };
   auto es = [&](int v) { return static_cast<int64_t>(isa::dtype_size_bytes(val(v).dt)); };
 
-  // --- work division: rows over cores, then over corelets; a blocked space (a transpose) in
-  // whole blocks of R rows, so no DMA run is cut.
-  std::vector<std::vector<Range>> workers(static_cast<size_t>(cfg.cores));
-  int64_t rows_w = 0, cores_used = 0;
+  // --- work division: rows over cores (a blocked space, a transpose, in whole blocks of R rows,
+  // so no DMA run is cut); a core walks its rows in order in tiles that alternate between its
+  // corelets, so each core reads and writes one contiguous stream: two streams per core (a
+  // half per corelet) cost DRAM row-buffer locality.
+  std::vector<Range> core_rows(static_cast<size_t>(cfg.cores), Range{0, 0});
+  int64_t rows_w = 0, cores_used = 0;  // rows_w: the most rows one corelet walks
   int64_t unit = s.blocked ? R : 1;
   // Only one value per row stored (a row reduction's result): each worker takes whole DRAM
   // words of it, so no word is written in pieces by several cores.
@@ -79,14 +84,26 @@ void lower_loops(Kernel& k) {
     row_values_only = row_values_only && v.r && !v.c && s.row.coeff[a] == 1;
     word_rows = std::max(word_rows, cfg.dram_word_bytes / es(op.src[0]));
   }
-  if (row_values_only && U % word_rows == 0) unit = word_rows;
+  // Whole words only while that still gives every core rows: a row reduction over long rows
+  // (1 MiB of input, 128 fp16 row values = 2 words) needs every core's DMA, not two.
+  if (row_values_only && U % word_rows == 0 && U / word_rows >= cfg.cores) unit = word_rows;
+  // Row values only: each core keeps the stored values of all its rows in a region of their own
+  // and stores them once, after its last tile. Stored per tile, a few bytes each, they wait
+  // behind the DRAM's read stream (writes drain in batches), and the next tile's loads into
+  // their arena wait for them.
+  std::set<int> batched;
+  if (row_values_only)
+    for (const auto& op : p.ops)
+      if (op.kind == TOp::Store) batched.insert(op.src[0]);
   auto per_core = split_range(U / unit, cfg.cores);
+  int64_t core_rows_max = 0;
   for (size_t c = 0; c < per_core.size(); ++c) {
     auto [lo, hi] = per_core[c];
-    for (auto [a, b] : split_range(hi - lo, cfg.corelets)) {
-      workers[c].push_back({(lo + a) * unit, (lo + b) * unit});
-      rows_w = std::max(rows_w, (b - a) * unit);
-    }
+    if (hi <= lo) continue;
+    core_rows[c] = {lo * unit, hi * unit};
+    const int64_t parts = std::min<int64_t>(cfg.corelets, hi - lo);
+    rows_w = std::max(rows_w, ceil_div(hi - lo, parts) * unit);
+    core_rows_max = std::max(core_rows_max, (hi - lo) * unit);
     ++cores_used;
   }
 
@@ -103,6 +120,7 @@ void lower_loops(Kernel& k) {
     for (int v : op.src)
       if (val(v).tiled) live[v].second = std::max(live[v].second, pos[i]);
   }
+  for (int v : batched) live.erase(v);
   auto value_bytes = [&](int v, int64_t tr) {
     return round_up((val(v).r ? tr : 1) * (val(v).c ? C : 1) * es(v), cfg.stick_bytes);
   };
@@ -152,7 +170,11 @@ void lower_loops(Kernel& k) {
   // pipeline; a blocked space keeps whole blocks), never across an outer index.
   const int64_t nworkers = std::min<int64_t>(cfg.corelets, std::max<int64_t>(1, U));
   const int64_t budget = k.lx_budget() - k.lx.used_bytes();
-  auto fits = [&](int64_t tr) { return nworkers * 2 * plan_arena(tr).bytes <= budget; };
+  int64_t batched_bytes = 0;  // per core
+  for (int v : batched) batched_bytes += round_up(core_rows_max * es(v), cfg.stick_bytes);
+  auto fits = [&](int64_t tr) {
+    return nworkers * kArenas * plan_arena(tr).bytes + batched_bytes <= budget;
+  };
   const int64_t cap = std::max<int64_t>(1, std::min(R, rows_w));
   if (!fits(1)) {
     // Not even one row fits: walk each row in column chunks (loops_columns.cpp), from an empty
@@ -170,20 +192,27 @@ void lower_loops(Kernel& k) {
       hi = mid - 1;
   }
   int64_t tr = lo;
-  if (rows_w >= 2 && !s.blocked) tr = std::min(tr, ceil_div(rows_w, 2));
+  if (rows_w >= 2 && !s.blocked)
+    tr = std::min(tr, ceil_div(rows_w, 2));  // 4 or 8 tiles: zoo +4-20 %
   const ArenaPlan arena = plan_arena(tr);
-  int64_t arena_base[2][2];
+  int64_t arena_base[2][kArenas];
   for (int w = 0; w < 2; ++w)
-    for (int b = 0; b < 2; ++b)
+    for (int b = 0; b < kArenas; ++b)
       arena_base[w][b] =
           w < nworkers
               ? k.lx.alloc("tile_cl" + std::to_string(w) + "_buf" + std::to_string(b), arena.bytes)
               : 0;
+  std::map<int, int64_t> batched_base;  // value -> the core's rows' region
+  for (int v : batched)
+    batched_base[v] =
+        k.lx.alloc("rows_v" + std::to_string(v), round_up(core_rows_max * es(v), cfg.stick_bytes));
 
   // --- emission helpers
+  int64_t cur_row0 = 0;  // the tile's first row within its core's rows (batched values)
   auto tile_of = [&](int v, int w, int64_t i) {
     const TVal& t = val(v);
-    int64_t addr = t.tiled ? arena_base[w][i % 2] + arena.offset.at(v) : hoisted.at(v);
+    if (batched.count(v)) return Tile{batched_base.at(v) + cur_row0 * es(v), 1, 0, t.dt};
+    int64_t addr = t.tiled ? arena_base[w][i % kArenas] + arena.offset.at(v) : hoisted.at(v);
     const int64_t cols = t.c ? C : 1;
     Tile x{addr, t.r ? cols : 0, t.c ? 1 : 0, t.dt};
     if (t.transposed) x.rs = 1, x.cs = tr;
@@ -210,6 +239,7 @@ void lower_loops(Kernel& k) {
   int64_t cur_core = 0;  // the core emit_op emits for
   auto emit_op = [&](Emitter& em, const TOp& op, const TileWork& tw, int w, int64_t i) {
     const int cl = w;
+    if (!batched.empty()) cur_row0 = tw.r0 - core_rows[static_cast<size_t>(cur_core)].lo;
     if (op.kind == TOp::Load) {
       auto [dram, lx, sh] = dma_for(op, op.dst, tw, w, i);
       em.load(dram, lx, sh);
@@ -279,44 +309,70 @@ void lower_loops(Kernel& k) {
     }
   };
 
+  // --- DRAM bank aliasing: when the cores' slices of an access lie a multiple of the DRAM's
+  // bank-interleave span apart (every bank group and bank once per row, the row bits the bank
+  // hash folds in included), all cores open rows of the same bank at the same time. Then core c
+  // starts its walk at its tile c and wraps around. (64 fp16 rows of 4096 per core, 256 MiB
+  // read and written: 88 -> 92 % of the DRAM bound; tools/bench/membound.)
+  const int64_t banks = cfg.dram_bank_groups * cfg.dram_banks_per_group;
+  const int64_t span =
+      cfg.dram_row_bytes * cfg.dram_channels * banks * (cfg.dram_bank_xor ? banks : 1);
+  bool rotate = false;
+  const int64_t slice_rows = core_rows[0].hi - core_rows[0].lo;  // core 0 has the most
+  for (const auto& op : p.ops) {
+    if (op.kind != TOp::Load && op.kind != TOp::Store) continue;
+    const auto a = static_cast<size_t>(op.access);
+    const int v = op.kind == TOp::Load ? op.dst : op.src[0];
+    const int64_t stride = slice_rows * s.row.coeff[a] * es(v);
+    rotate = rotate || (stride > 0 && stride % span == 0 && !s.blocked && s.outer.empty());
+  }
+
   // --- per core
   int64_t max_tiles = 0;
   for (int64_t core = 0; core < cfg.cores; ++core) {
-    const auto& ws = workers[static_cast<size_t>(core)];
-    if (ws.empty()) continue;
+    const Range cr = core_rows[static_cast<size_t>(core)];
+    if (cr.hi <= cr.lo) continue;
     Emitter em = k.emitter(core);
     cur_core = core;
     const TileWork none{0, 0, 1};
     for (const auto& op : p.ops)
       if (op.dst >= 0 && !val(op.dst).tiled) emit_op(em, op, none, 0, 0);
-    std::vector<std::vector<TileWork>> tiles(ws.size());
-    for (size_t w = 0; w < ws.size(); ++w) {
-      for (int64_t u = ws[w].lo; u < ws[w].hi;) {
-        const int64_t o = u / R, r = u % R;
-        const int64_t nr = std::min({tr, ws[w].hi - u, R - r});
-        tiles[w].push_back({o, r, nr});
-        u += nr;
-      }
-      max_tiles = std::max<int64_t>(max_tiles, static_cast<int64_t>(tiles[w].size()));
+    std::vector<TileWork> walk;
+    for (int64_t u = cr.lo; u < cr.hi;) {
+      const int64_t o = u / R, r = u % R;
+      const int64_t nr = std::min({tr, cr.hi - u, R - r});
+      walk.push_back({o, r, nr});
+      u += nr;
     }
+    const size_t start = rotate ? static_cast<size_t>(core) % walk.size() : 0;
+    std::vector<std::vector<TileWork>> tiles(static_cast<size_t>(nworkers));
+    for (size_t j = 0; j < walk.size(); ++j)
+      tiles[j % tiles.size()].push_back(walk[(start + j) % walk.size()]);
+    while (tiles.back().empty()) tiles.pop_back();
+    for (const auto& t : tiles)
+      max_tiles = std::max<int64_t>(max_tiles, static_cast<int64_t>(t.size()));
+    const size_t nw = tiles.size();
     auto phase = [&](size_t w, size_t i, int which) {
       if (i >= tiles[w].size()) return;
       for (const auto& op : p.ops) {
         const bool is_store = op.kind == TOp::Store;
         const bool tiled = is_store || val(op.dst).tiled;
-        if (!tiled) continue;
+        if (!tiled || (is_store && batched.count(op.src[0]))) continue;
         const int ph = op.kind == TOp::Load ? 0 : is_store ? 2 : 1;
         if (ph == which) emit_op(em, op, tiles[w][i], static_cast<int>(w), static_cast<int64_t>(i));
       }
     };
     size_t n_iter = 0;
     for (const auto& t : tiles) n_iter = std::max(n_iter, t.size());
-    for (size_t w = 0; w < ws.size(); ++w) phase(w, 0, 0);
+    for (size_t w = 0; w < nw; ++w) phase(w, 0, 0);
     for (size_t i = 0; i < n_iter; ++i) {
-      for (size_t w = 0; w < ws.size(); ++w) phase(w, i + 1, 0);
-      for (size_t w = 0; w < ws.size(); ++w) phase(w, i, 1);
-      for (size_t w = 0; w < ws.size(); ++w) phase(w, i, 2);
+      for (size_t w = 0; w < nw; ++w) phase(w, i + 1, 0);
+      for (size_t w = 0; w < nw; ++w) phase(w, i, 1);
+      for (size_t w = 0; w < nw; ++w) phase(w, i, 2);
     }
+    for (const auto& op : p.ops)  // the core's row values at once
+      if (op.kind == TOp::Store && batched.count(op.src[0]))
+        emit_op(em, op, TileWork{0, cr.lo, cr.hi - cr.lo}, 0, 0);
   }
 
   k.report["unit"] = "sfp";
@@ -326,7 +382,11 @@ void lower_loops(Kernel& k) {
                        {"outer_loops", s.outer.size()},
                        {"rows_per_corelet", rows_w},
                        {"tiles_per_corelet", max_tiles}};
-  k.report["tiles"] = {{"rows", tr}, {"cols", C}, {"arena_bytes", arena.bytes}};
+  k.report["tiles"] = {{"rows", tr},
+                       {"cols", C},
+                       {"arena_bytes", arena.bytes},
+                       {"row_values_stored_once", !batched.empty()},
+                       {"rotated_walk", rotate}};
   k.report["ops"] = static_cast<int64_t>(p.ops.size());
 }
 

@@ -221,6 +221,10 @@ OPS: dict[str, OpCase] = {
     "sort": OpCase(lambda x: torch.sort(x, dim=-1, descending=True, stable=True), _x(16, 32)),
     "kthvalue": OpCase(lambda x: torch.kthvalue(x, 5, 0), _x(12, 40, dtype=torch.float32)),
     "median_all": OpCase(lambda x: torch.median(x), _x(9, 15)),
+    # Reductions over fewer rows than workers: split into partial and final (split_reduction.h)
+    "sum_split": OpCase(torch.sum, _x(128, 512)),
+    "amax_split": OpCase(lambda x: torch.amax(x, -1), _x(2, 32768)),
+    "amin_split": OpCase(lambda x: torch.amin(x, 0), _x(8192, 2)),
 }
 
 HOST_OPS = ("embedding", "arange", "sin", "cos", "tril", "triu", "argmax", "argmin", "cumsum",

@@ -5,6 +5,7 @@
 #include "spyre/error.h"
 #include "spyre/io.h"
 #include "spyre/isa/format.h"
+#include "spyre/runner/dram_bound.h"
 #include "spyre/runner/provenance.h"
 #include "spyre/runner/runner.h"
 
@@ -165,6 +166,24 @@ void bind_core(py::module_& m) {
     return keys;
   });
   m.def("preset_names", &arch::preset_names);
+  // The DRAM bound of moving these bytes on this configuration (runner/dram_bound.h).
+  m.def(
+      "dram_bound",
+      [](const std::string& arch, const std::vector<std::string>& sets, uint64_t read_bytes,
+         uint64_t write_bytes) {
+        runner::DramBound b;
+        {
+          const arch::ArchConfig cfg = settings(arch, sets).config();
+          py::gil_scoped_release release;
+          b = runner::dram_bound(cfg, read_bytes, write_bytes);
+        }
+        py::dict d;
+        d["cycles"] = b.cycles;
+        d["read_fraction"] = b.read_fraction;
+        d["gbps"] = b.gbps;
+        return d;
+      },
+      py::arg("arch"), py::arg("sets"), py::arg("read_bytes"), py::arg("write_bytes"));
   // Validates an architecture and its overrides (chip and compiler keys) without compiling:
   // throws SpyreError naming the key and what was expected.
   m.def(

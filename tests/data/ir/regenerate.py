@@ -3,8 +3,9 @@
 Run from anywhere: .venv/bin/python tests/data/ir/regenerate.py [key ...]
 A key is a model of tools/models (`mlp_block`), an op of tools/models/ops.py (`ops/softmax`),
 a real model (`models/gpt2`), a benchmark model (`bench/gpt2_small`), a regression-suite kernel
-of tools/models/regress_kernels.py (`regress/mm_4096`), or a group: `ops`, `models`, `bench`,
-`regress`, `basic`; no key means all of them.
+of tools/models/regress_kernels.py (`regress/mm_4096`), a memory-bound benchmark kernel of
+tools/models/membound_kernels.py (`bench/membound/softmax_64mib`), or a group: `ops`, `models`,
+`bench`, `regress`, `membound`, `basic`; no key means all of them.
 Writes tests/data/ir/<key>.json, or <key>.<i>.json when a capture gives several graphs, and
 removes stale <key>.<i>.json files of the keys it writes.
 Real models set HF_HUB_OFFLINE=1 and build from config objects: nothing is downloaded.
@@ -53,17 +54,27 @@ def regress_names() -> list[str]:
     return list(load_model("regress_kernels").CASES)
 
 
+def membound_names() -> list[str]:
+    return list(load_model("membound_kernels").CASES)
+
+
+# key prefix -> (model file of tools/models, its dict of OpCase), for op-like captures
+CASE_GROUPS = {"ops": ("ops", "OPS"), "regress": ("regress_kernels", "CASES"),
+               "membound": ("membound_kernels", "CASES")}
+
+
 def all_keys() -> list[str]:
     return [*MODELS, *(f"ops/{op}" for op in op_names()), *(f"models/{m}" for m in REAL_MODELS),
-            *(f"bench/{m}" for m in BENCH_MODELS), *(f"regress/{k}" for k in regress_names())]
+            *(f"bench/{m}" for m in BENCH_MODELS), *(f"regress/{k}" for k in regress_names()),
+            *(f"bench/membound/{k}" for k in membound_names())]
 
 
 def capture_key(key: str) -> spyre_capture.Capture:
     """A fresh capture of `key` (see the module docstring)."""
-    if key.startswith("ops/") or key.startswith("regress/"):
-        group, name = key.split("/", 1)
-        cases = load_model("ops").OPS if group == "ops" else load_model("regress_kernels").CASES
-        case = cases[name]
+    group, _, name = key.removeprefix("bench/").rpartition("/")
+    if group in CASE_GROUPS:
+        module, table = CASE_GROUPS[group]
+        case = getattr(load_model(module), table)[name]
         return spyre_capture.capture(case.fn, case.make_inputs(), source_root=str(REPO))
     module = load_model(key.removeprefix("models/").removeprefix("bench/"))
     return spyre_capture.capture(module.model, module.example_inputs, source_root=str(REPO))
@@ -85,7 +96,8 @@ def _expand(argv: list[str]) -> list[str]:
     groups = {"basic": list(MODELS), "ops": [f"ops/{op}" for op in op_names()],
               "models": [f"models/{m}" for m in REAL_MODELS],
               "bench": [f"bench/{m}" for m in BENCH_MODELS],
-              "regress": [f"regress/{k}" for k in regress_names()]}
+              "regress": [f"regress/{k}" for k in regress_names()],
+              "membound": [f"bench/membound/{k}" for k in membound_names()]}
     keys: list[str] = []
     for arg in argv or all_keys():
         keys += groups.get(arg, [arg])

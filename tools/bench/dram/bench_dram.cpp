@@ -14,7 +14,7 @@
 
 #include "spyre/arch/arch.h"
 #include "spyre/error.h"
-#include "spyre/isa/format.h"
+#include "spyre/runner/dram_bound.h"
 #include "spyre/sim/simulate.h"
 
 namespace {
@@ -28,38 +28,13 @@ struct Point {
   double read_fraction, read_gb, write_gb, device_us, gbps, ibm_gbps, wall_s;
 };
 
-// Core c moves `per_core` bytes in per_core / kChunk instructions: the first share of them
-// loads (from its region at c * region), the rest stores (to its region above all the loads);
-// region = per_core rounded up to a power of two.
-// Loads and stores sit in different queues (dma_in, dma_out) and run at the same time.
-isa::Program make_program(int cores, int64_t per_core, int reads_of_10) {
-  const int64_t n = per_core / kChunk;
-  const int64_t loads = n * reads_of_10 / kSteps;
-  // Each core's regions start on a power-of-two boundary, as an even split of a tensor does.
-  int64_t region = 1;
-  while (region < per_core) region *= 2;
-  const int64_t wbase = cores * region;
-  std::string text = ".spyre 1\n.cores " + std::to_string(cores) + "\n.dram_bytes " +
-                     std::to_string(2 * wbase) + "\n";
-  for (int c = 0; c < cores; ++c) {
-    text += ".core " + std::to_string(c) + "\n";
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t lx = (i % 32) * kChunk;
-      if (i < loads)
-        text += "  dma.load dram=" + std::to_string(c * region + i * kChunk) +
-                " lx=" + std::to_string(lx) + " bytes=" + std::to_string(kChunk) + "\n";
-      else
-        text += "  dma.store lx=" + std::to_string(lx) +
-                " dram=" + std::to_string(wbase + c * region + i * kChunk) +
-                " bytes=" + std::to_string(kChunk) + "\n";
-    }
-    text += "  halt\n";
-  }
-  return isa::assemble(text);
-}
-
 Point run_point(const arch::ArchConfig& cfg, int64_t per_core, int reads_of_10) {
-  isa::Program p = make_program(static_cast<int>(cfg.cores), per_core, reads_of_10);
+  // Core c moves `per_core` bytes in per_core / kChunk instructions: the first share of them
+  // loads, the rest stores; loads and stores sit in different queues and run at the same time.
+  const int64_t loads = per_core / kChunk * reads_of_10 / kSteps * kChunk;
+  isa::Program p =
+      runner::dram_stream_program(cfg, static_cast<uint64_t>(loads * cfg.cores),
+                                  static_cast<uint64_t>((per_core - loads) * cfg.cores), kChunk);
   sim::DeviceMemory dram;  // timing-only: the image is sized but never touched by the model
   sim::SimOptions opts;
   opts.functional = false;

@@ -53,6 +53,9 @@ struct CompileOptions {
   // `compiler.hw_loops=on|off`: fold repeated instruction blocks into hardware loops
   // (codegen/loop_compress.cpp) after the streams are final; expanding gives the same stream.
   bool hw_loops = true;
+  // `compiler.split_reduction=on|off`: reductions over fewer rows than workers are split into
+  // partial and final reductions (split_reduction.h).
+  bool split_reduction = true;
   // `compiler.debug.lx_plan_error=none|shift|shrink|overlap`,
   // `compiler.debug.force_fusion=none|all|i,j,...`.
   CompileDebug debug;

@@ -1,0 +1,180 @@
+// Split reductions (split_reduction.h): a reduction over few rows becomes a partial reduction
+// over P chunks of its axis plus a final reduction over the partials.
+#include "spyre/compiler/split_reduction.h"
+
+#include <set>
+
+namespace spyre::compiler {
+namespace {
+
+bool splittable_type(const std::string& rt) {
+  static const std::set<std::string> kinds = {"sum", "max", "min", "prod", "any"};
+  return kinds.count(rt) > 0;
+}
+
+std::string unique(const std::string& base, const std::set<std::string>& taken) {
+  std::string s = base;
+  for (int i = 1; taken.count(s); ++i) s = base + std::to_string(i);
+  return s;
+}
+
+std::string affine_text(const ir::Affine& a) {
+  std::string s;
+  for (const auto& [var, c] : a.coeffs) {
+    if (c == 0) continue;
+    if (!s.empty()) s += " + ";
+    s += (c == 1 ? "" : std::to_string(c) + "*") + var;
+  }
+  if (a.offset != 0 || s.empty()) s += (s.empty() ? "" : " + ") + std::to_string(a.offset);
+  return s;
+}
+
+ir::Index index_of(const ir::Affine& a) { return ir::Index{affine_text(a), a}; }
+
+// Every op (masked sub-blocks excluded: nodes with them are not split) with an index.
+bool indices_affine(const std::vector<ir::Op>& body) {
+  for (const auto& op : body) {
+    if (!op.body.empty() || op.op == "indirect_indexing") return false;
+    if (op.index && !op.index->affine) return false;
+  }
+  return true;
+}
+
+// The row-major strides of `sizes`, each times `inner`.
+std::vector<int64_t> contiguous(const std::vector<int64_t>& sizes, int64_t inner) {
+  std::vector<int64_t> st(sizes.size());
+  int64_t s = inner;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    st[i] = s;
+    s *= sizes[i];
+  }
+  return st;
+}
+
+}  // namespace
+
+nlohmann::json SplitReduction::to_json() const {
+  return {{"node", node},
+          {"partial_node", partial_node},
+          {"partial_buffer", partial_buffer},
+          {"rows", rows},
+          {"axis", axis},
+          {"parts", parts},
+          {"chunk", axis / parts}};
+}
+
+std::vector<SplitReduction> split_reductions(ir::Graph& g, const arch::ArchConfig& cfg,
+                                             const SplitReductionOptions& opts) {
+  std::vector<SplitReduction> done;
+  if (!opts.enabled) return done;
+  const int64_t workers = cfg.cores * cfg.corelets;
+  std::set<std::string> buffer_names, node_names;
+  for (const auto& b : g.buffers) buffer_names.insert(b.name);
+  for (const auto& n : g.nodes) node_names.insert(n.name);
+  std::vector<ir::Node> out;
+  for (auto& n : g.nodes) {
+    int64_t rows = 1;
+    for (auto s : n.sizes) rows *= s;
+    const ir::Op* red = nullptr;
+    const ir::Op* store = nullptr;
+    int reductions = 0, stores = 0;
+    for (const auto& op : n.body) {
+      if (op.op == "reduction") ++reductions, red = &op;
+      if (op.op == "store_reduction") ++stores, store = &op;
+    }
+    bool ok = n.kind == "reduction" && n.reduce_vars.size() == 1 && reductions == 1 &&
+              stores == 1 && splittable_type(red->reduction_type) && store->args.size() == 1 &&
+              store->args[0] == red->id && red->outputs == 1 && indices_affine(n.body) &&
+              rows >= 1 && rows < workers;
+    const int64_t axis = ok ? n.reduce_sizes[0] : 0;
+    int64_t parts = 1;
+    for (int64_t c : kChunks)
+      if (ok && axis % c == 0 && axis / c >= 2 && rows * (axis / c) >= workers) {
+        parts = axis / c;
+        break;
+      }
+    if (!ok || parts < 2) {
+      out.push_back(std::move(n));
+      continue;
+    }
+    const std::string r = n.reduce_vars[0];
+    std::set<std::string> vars(n.vars.begin(), n.vars.end());
+    vars.insert(r);
+    const std::string xs = unique("x_split", vars);
+    const int64_t chunk = axis / parts;
+    const isa::DType out_dt = red->dtype.value_or(isa::DType::F32);
+    const bool is_float = out_dt == isa::DType::F16 || out_dt == isa::DType::BF16 ||
+                          out_dt == isa::DType::F32 || out_dt == isa::DType::F8E4M3;
+    const isa::DType part_dt = is_float ? isa::DType::F32 : out_dt;
+
+    SplitReduction rec;
+    rec.node = n.name;
+    rec.partial_node = unique(n.name + "_part", node_names);
+    node_names.insert(rec.partial_node);
+    rec.partial_buffer = unique(store->buffer + "_partials", buffer_names);
+    buffer_names.insert(rec.partial_buffer);
+    rec.rows = rows;
+    rec.axis = axis;
+    rec.parts = parts;
+
+    ir::Buffer pb;
+    pb.name = rec.partial_buffer;
+    pb.kind = "intermediate";
+    pb.dtype = part_dt;
+    pb.size = n.sizes;
+    pb.size.push_back(parts);
+    pb.stride = contiguous(pb.size, 1);
+    g.buffers.push_back(pb);
+
+    // The partial node: every index's r -> xs * chunk + r; the reduction in the partials'
+    // dtype, stored at [rows..., xs].
+    ir::Node a = n;
+    a.name = rec.partial_node;
+    a.outputs = {rec.partial_buffer};
+    a.vars.push_back(xs);
+    a.sizes.push_back(parts);
+    a.reduce_sizes = {chunk};
+    const std::vector<int64_t> pst = contiguous(n.sizes, parts);
+    for (auto& op : a.body) {
+      if (op.index) {
+        ir::Affine af = *op.index->affine;
+        if (af.coeff(r) != 0) af.coeffs[xs] = af.coeff(r) * chunk;
+        op.index = index_of(af);
+      }
+      if (op.op == "reduction") op.dtype = part_dt;
+      if (op.op == "store_reduction") {
+        op.buffer = rec.partial_buffer;
+        ir::Affine af;
+        for (size_t i = 0; i < n.vars.size(); ++i) af.coeffs[n.vars[i]] = pst[i];
+        af.coeffs[xs] = 1;
+        op.index = index_of(af);
+      }
+    }
+    // The final node: load the partials, reduce them, store as the original did.
+    ir::Node b = n;
+    b.reduce_sizes = {parts};
+    ir::Op load;
+    load.id = unique("v_partial", [&] {
+      std::set<std::string> ids;
+      for (const auto& op : n.body) ids.insert(op.id);
+      return ids;
+    }());
+    load.op = "load";
+    load.buffer = rec.partial_buffer;
+    load.dtype = part_dt;
+    ir::Affine lf;
+    for (size_t i = 0; i < n.vars.size(); ++i) lf.coeffs[n.vars[i]] = pst[i];
+    lf.coeffs[r] = 1;
+    load.index = index_of(lf);
+    ir::Op reduce = *red;
+    reduce.args = {load.id};
+    b.body = {load, reduce, *store};
+    out.push_back(std::move(a));
+    out.push_back(std::move(b));
+    done.push_back(rec);
+  }
+  g.nodes = std::move(out);
+  return done;
+}
+
+}  // namespace spyre::compiler
