@@ -6,17 +6,6 @@
 
 namespace spyre::compiler {
 
-namespace {
-thread_local CompileDebug current_debug;
-}  // namespace
-
-const CompileDebug& compile_debug() { return current_debug; }
-
-ScopedCompileDebug::ScopedCompileDebug(const CompileDebug& d) : saved_(current_debug) {
-  current_debug = d;
-}
-ScopedCompileDebug::~ScopedCompileDebug() { current_debug = saved_; }
-
 int64_t LxArena::alloc(const std::string& name, int64_t bytes) {
   int64_t at = next_;
   int64_t padded = (std::max<int64_t>(bytes, 1) + align_ - 1) / align_ * align_;

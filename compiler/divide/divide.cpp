@@ -15,14 +15,6 @@ namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
-thread_local MatmulSplit g_split;
-
-// The memo of choose_matmul_grid inside one ScopedMatmulSplit (divide.h).
-struct GridMemo {
-  std::map<std::vector<int64_t>, std::pair<MatmulGrid, nlohmann::json>> answers;
-};
-thread_local GridMemo* g_memo = nullptr;
-
 // Candidate tile extents for a block extent: the whole extent, then halvings in `unit`s.
 std::vector<int64_t> tile_candidates(int64_t extent, int64_t unit, int64_t cap) {
   std::vector<int64_t> out;
@@ -115,17 +107,6 @@ std::vector<std::pair<int64_t, int64_t>> split_range(int64_t n, int64_t parts, i
   return out;
 }
 
-const MatmulSplit& current_matmul_split() { return g_split; }
-ScopedMatmulSplit::ScopedMatmulSplit(const MatmulSplit& s) : saved_(g_split), saved_memo_(g_memo) {
-  g_split = s;
-  g_memo = new GridMemo;
-}
-ScopedMatmulSplit::~ScopedMatmulSplit() {
-  delete g_memo;
-  g_split = saved_;
-  g_memo = static_cast<GridMemo*>(saved_memo_);
-}
-
 nlohmann::json MatmulGrid::to_json() const {
   return {{"split", {{"b", gb}, {"m", gm}, {"n", gn}, {"k", gk}}},
           {"forced", forced},
@@ -159,11 +140,10 @@ int64_t matmul_roofline_cycles(const MatmulShape& s, const arch::ArchConfig& cfg
 }
 
 MatmulGrid choose_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg, int64_t lx_budget,
-                              const MatmulLxFn& lx_bytes, nlohmann::json* alternatives,
-                              const std::vector<int64_t>* lx_key) {
-  const MatmulSplit& forced = current_matmul_split();
+                              const MatmulLxFn& lx_bytes, const MatmulSplit& forced, GridMemo* memo,
+                              nlohmann::json* alternatives, const std::vector<int64_t>* lx_key) {
   std::vector<int64_t> memo_key;
-  if (g_memo && lx_key) {
+  if (memo && lx_key) {
     memo_key = {s.batch, s.m, s.n, s.k, s.a_bytes, s.b_bytes, s.out_bytes, s.a_contiguous,
                 s.b_transposed, s.b_contiguous, s.a_row_bytes, s.b_row_bytes, s.out_row_bytes,
                 s.epilogue_ops, lx_budget,
@@ -173,15 +153,15 @@ MatmulGrid choose_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
     memo_key.insert(memo_key.end(), forced.tiles.begin(), forced.tiles.end());
     memo_key.push_back(forced.lead);
     memo_key.insert(memo_key.end(), lx_key->begin(), lx_key->end());
-    auto it = g_memo->answers.find(memo_key);
-    if (it != g_memo->answers.end()) {
+    auto it = memo->answers.find(memo_key);
+    if (it != memo->answers.end()) {
       if (alternatives) *alternatives = it->second.second;
       return it->second.first;
     }
   }
   nlohmann::json alts;
   MatmulGrid g = search_matmul_grid(s, cfg, lx_budget, lx_bytes, forced, &alts);
-  if (g_memo && lx_key) g_memo->answers.emplace(memo_key, std::make_pair(g, alts));
+  if (memo && lx_key) memo->answers.emplace(memo_key, std::make_pair(g, alts));
   if (alternatives) *alternatives = std::move(alts);
   return g;
 }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "spyre/compiler/context.h"
 #include "spyre/compiler/cost.h"
 #include "spyre/compiler/divide.h"
 #include "spyre/compiler/dram_plan.h"
@@ -155,6 +156,15 @@ void CompileOptions::set(const std::string& key, const std::string& value) {
     debug.lx_plan_error = it->second;
     return;
   }
+  if (key == "debug.conv_halo") {
+    static const std::map<std::string, ConvHalo> kinds = {
+        {"auto", ConvHalo::Auto}, {"halo", ConvHalo::Halo}, {"taps", ConvHalo::Taps}};
+    auto it = kinds.find(value);
+    if (it == kinds.end())
+      throw Error("compiler.debug.conv_halo", "expected auto, halo or taps, got '" + value + "'");
+    debug.conv_halo = it->second;
+    return;
+  }
   if (key == "debug.force_fusion") {
     debug.force_all_fusions = value == "all";
     debug.force_fusion.clear();
@@ -186,10 +196,32 @@ void CompileOptions::set(const std::string& key, const std::string& value) {
 }
 
 const std::vector<std::string>& CompileOptions::keys() {
-  static const std::vector<std::string> k = {
-      "fusion",   "fusion_limit",    "matmul_split", "matmul_tiles",        "matmul_lead",
-      "hw_loops", "split_reduction", "layout_copy",  "debug.lx_plan_error", "debug.force_fusion"};
+  static const std::vector<std::string> k = {"fusion",
+                                             "fusion_limit",
+                                             "matmul_split",
+                                             "matmul_tiles",
+                                             "matmul_lead",
+                                             "hw_loops",
+                                             "split_reduction",
+                                             "layout_copy",
+                                             "debug.lx_plan_error",
+                                             "debug.force_fusion",
+                                             "debug.conv_halo"};
   return k;
+}
+
+CompileContext::CompileContext(const CompileOptions& o)
+    : opts(o), layout_copy(parse_layout_copy_mode(o.layout_copy)) {
+  matmul_split.parts = o.matmul_split;
+  matmul_split.tiles = o.matmul_tiles;
+  matmul_split.lead = o.matmul_lead;
+}
+
+LayoutCopyMode parse_layout_copy_mode(const std::string& s) {
+  if (s == "auto") return LayoutCopyMode::Auto;
+  if (s == "transpose") return LayoutCopyMode::Transpose;
+  if (s == "loops") return LayoutCopyMode::Loops;
+  throw Error("compiler.layout_copy", "expected auto, transpose or loops, got '" + s + "'");
 }
 
 bool CompileDebug::forces(size_t decision) const {
@@ -200,31 +232,27 @@ bool CompileDebug::forces(size_t decision) const {
 
 nlohmann::json CompileOptions::to_json() const {
   static const char* errs[] = {"none", "shift", "shrink", "overlap"};
+  static const char* halos[] = {"auto", "halo", "taps"};
   nlohmann::json force =
       debug.force_all_fusions ? nlohmann::json("all") : nlohmann::json(debug.force_fusion);
-  return {
-      {"fusion", fusion},
-      {"fusion_limit", fusion_limit},
-      {"matmul_split", matmul_split},
-      {"matmul_tiles", matmul_tiles},
-      {"matmul_lead", matmul_lead},
-      {"hw_loops", hw_loops},
-      {"split_reduction", split_reduction},
-      {"layout_copy", layout_copy},
-      {"debug",
-       {{"lx_plan_error", errs[static_cast<int>(debug.lx_plan_error)]}, {"force_fusion", force}}}};
+  return {{"fusion", fusion},
+          {"fusion_limit", fusion_limit},
+          {"matmul_split", matmul_split},
+          {"matmul_tiles", matmul_tiles},
+          {"matmul_lead", matmul_lead},
+          {"hw_loops", hw_loops},
+          {"split_reduction", split_reduction},
+          {"layout_copy", layout_copy},
+          {"debug",
+           {{"lx_plan_error", errs[static_cast<int>(debug.lx_plan_error)]},
+            {"force_fusion", force},
+            {"conv_halo", halos[static_cast<int>(debug.conv_halo)]}}}};
 }
 
 CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& cfg,
                       const CompileOptions& opts, const std::string& file) {
   cfg.validate();
-  MatmulSplit split;
-  split.parts = opts.matmul_split;
-  split.tiles = opts.matmul_tiles;
-  split.lead = opts.matmul_lead;
-  const ScopedMatmulSplit scoped_split(split);
-  const ScopedCompileDebug scoped_debug(opts.debug);
-  const ScopedLayoutCopyMode scoped_layout_copy(parse_layout_copy_mode(opts.layout_copy));
+  const CompileContext ctx(opts);
   ir::Graph loaded = ir::load_ir(j, file);
   const std::vector<SplitReduction> splits =
       split_reductions(loaded, cfg, SplitReductionOptions{opts.split_reduction});
@@ -237,7 +265,7 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& cfg,
   prog.dram_bytes = dram.total_bytes;
   std::vector<CoreStream> cores(static_cast<size_t>(cfg.cores));
 
-  const FusionPlan fusion = plan_fusion(g, cfg, dram, opts.fusion, opts.fusion_limit);
+  const FusionPlan fusion = plan_fusion(ctx, g, cfg, dram);
   nlohmann::json kernels = nlohmann::json::array();
   std::vector<KernelPcs> kernel_pcs;
   int64_t total_cycles = 0, total_dram = 0;
@@ -247,7 +275,7 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& cfg,
     prog.kernels.push_back(kernel_name(g, grp));
     KernelPcs pcs;
     for (const auto& c : cores) pcs.first.push_back(static_cast<int64_t>(c.instrs().size()));
-    GroupKernel gk = lower_group(g, grp, cfg, dram, id, cores, gi + 1 == fusion.groups.size());
+    GroupKernel gk = lower_group(ctx, g, grp, cfg, dram, id, cores, gi + 1 == fusion.groups.size());
     for (const auto& c : cores) pcs.last.push_back(static_cast<int64_t>(c.instrs().size()) - 1);
     kernel_pcs.push_back(pcs);
     total_cycles += gk.pred.cycles;

@@ -125,14 +125,15 @@ std::set<std::string> live_out(const ir::Graph& g, const std::vector<size_t>& no
   return out;
 }
 
-GroupKernel lower_group(const ir::Graph& g, const FusionGroup& grp, const arch::ArchConfig& cfg,
-                        const DramPlan& dram, uint16_t id, std::vector<CoreStream>& cores,
-                        bool last) {
+GroupKernel lower_group(const CompileContext& ctx, const ir::Graph& g, const FusionGroup& grp,
+                        const arch::ArchConfig& cfg, const DramPlan& dram, uint16_t id,
+                        std::vector<CoreStream>& cores, bool last) {
   const bool mm = grp.matmul >= 0;
   const ir::Node& n = mm           ? g.nodes[static_cast<size_t>(grp.matmul)]
                       : grp.merged ? *grp.merged
                                    : g.nodes[grp.nodes[0]];
-  Kernel k{g, n, cfg, dram, id, cores, LxArena(0, cfg.stick_bytes)};
+  Kernel k{ctx,  g,  n,     cfg,
+           dram, id, cores, LxArena(0, cfg.stick_bytes, ctx.opts.debug.lx_plan_error)};
   if (mm) {
     k.epilogue = grp.merged.get();
     if (k.epilogue) {
@@ -169,8 +170,10 @@ GroupKernel lower_group(const ir::Graph& g, const FusionGroup& grp, const arch::
   return out;
 }
 
-FusionPlan plan_fusion(const ir::Graph& g, const arch::ArchConfig& cfg, const DramPlan& dram,
-                       bool enabled, int64_t limit) {
+FusionPlan plan_fusion(const CompileContext& ctx, const ir::Graph& g, const arch::ArchConfig& cfg,
+                       const DramPlan& dram) {
+  const bool enabled = ctx.opts.fusion;
+  const int64_t limit = ctx.opts.fusion_limit;
   FusionPlan plan;
   std::vector<FusionGroup>& groups = plan.groups;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -193,7 +196,7 @@ FusionPlan plan_fusion(const ir::Graph& g, const arch::ArchConfig& cfg, const Dr
   // Each group's own prediction, from a trial lowering into scratch streams.
   auto trial = [&](const FusionGroup& grp) {
     std::vector<CoreStream> scratch(static_cast<size_t>(cfg.cores));
-    return lower_group(g, grp, cfg, dram, 0, scratch, true).pred;
+    return lower_group(ctx, g, grp, cfg, dram, 0, scratch, true).pred;
   };
   std::map<std::string, KernelPrediction> cost;
   auto cost_of = [&](const FusionGroup& grp) {
@@ -271,7 +274,7 @@ FusionPlan plan_fusion(const ir::Graph& g, const arch::ArchConfig& cfg, const Dr
           const bool saves = after.cycles < before.cycles || (after.cycles == before.cycles &&
                                                               after.dram_bytes < before.dram_bytes);
           // compiler.debug.force_fusion: take it anyway (a planted harmful fusion).
-          const bool forced = !saves && compile_debug().forces(plan.decisions.size());
+          const bool forced = !saves && ctx.opts.debug.forces(plan.decisions.size());
           d["taken"] = saves || forced;
           if (forced) d["forced"] = true;
           d["reason"] = saves ? "predicted to save " +

@@ -31,8 +31,6 @@
 namespace spyre::compiler {
 namespace {
 
-ConvHalo g_halo = ConvHalo::Auto;
-
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
@@ -53,9 +51,6 @@ struct Tile4 {  // one output tile
 };
 
 }  // namespace
-
-ScopedConvHalo::ScopedConvHalo(ConvHalo h) : saved_(g_halo) { g_halo = h; }
-ScopedConvHalo::~ScopedConvHalo() { g_halo = saved_; }
 
 void lower_conv(Kernel& k) {
   const ir::Node& n = k.node;
@@ -446,8 +441,9 @@ void lower_conv(Kernel& k) {
     }
     if (th >= OH) break;
   }
-  if (g_halo != ConvHalo::Auto && KH * KW > 1) {
-    const bool want = g_halo == ConvHalo::Halo;
+  const ConvHalo halo = k.ctx.opts.debug.conv_halo;
+  if (halo != ConvHalo::Auto && KH * KW > 1) {
+    const bool want = halo == ConvHalo::Halo;
     std::vector<Tiling> keep;
     for (const auto& c : cands)
       if (c.halo == want) keep.push_back(c);
@@ -457,7 +453,7 @@ void lower_conv(Kernel& k) {
   int64_t best_cycles = -1, best_bytes = 0, guess_cycles = 0;
   for (size_t i = 0; i < cands.size(); ++i) {
     std::vector<CoreStream> scratch(k.cores.size());
-    Kernel t{k.g, k.node, cfg, k.dram, k.id, scratch, LxArena(0, cfg.stick_bytes)};
+    Kernel t{k.ctx, k.g, k.node, cfg, k.dram, k.id, scratch, k.new_arena()};
     t.epilogue = k.epilogue;
     t.store_output = k.store_output;
     emit(t, cands[i]);

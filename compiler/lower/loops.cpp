@@ -179,7 +179,7 @@ void lower_loops(Kernel& k) {
   if (!fits(1)) {
     // Not even one row fits: walk each row in column chunks (loops_columns.cpp), from an empty
     // arena (the hoisted values above may be whole rows themselves).
-    k.lx = LxArena(0, cfg.stick_bytes);
+    k.lx = k.new_arena();
     lower_loops_columns(k, p, where);
     return;
   }

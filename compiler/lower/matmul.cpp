@@ -153,7 +153,8 @@ void lower_matmul(Kernel& k) {
   nlohmann::json alternatives;
   const MatmulGrid grid = [&] {
     try {
-      return choose_matmul_grid(shape, cfg, k.lx_budget(), lx_bytes, &alternatives, &lx_key);
+      return choose_matmul_grid(shape, cfg, k.lx_budget(), lx_bytes, k.ctx.matmul_split,
+                                &k.ctx.grid_memo, &alternatives, &lx_key);
     } catch (const Error& e) {  // a forced tiling that fits nowhere: say which node
       if (e.where() != "compiler.matmul_tiles") throw;
       const std::string what = e.what();

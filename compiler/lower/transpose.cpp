@@ -24,8 +24,6 @@ namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
-LayoutCopyMode g_mode = LayoutCopyMode::Auto;
-
 struct CopyDim {
   int64_t size, a, b;  // extent, source stride, destination stride (elements)
 };
@@ -170,7 +168,7 @@ void emit_transpose(Kernel& k, const LayoutCopy& c, const Blocking& bl) {
 
 KernelPrediction trial(Kernel& k, const std::function<void(Kernel&)>& lower) {
   std::vector<CoreStream> scratch(k.cores.size());
-  Kernel t{k.g, k.node, k.cfg, k.dram, k.id, scratch, LxArena(0, k.cfg.stick_bytes)};
+  Kernel t{k.ctx, k.g, k.node, k.cfg, k.dram, k.id, scratch, k.new_arena()};
   lower(t);
   if (t.lx.used_bytes() > k.cfg.lx_usable_bytes())
     throw Error(ir::describe(k.node), "working set does not fit LX");
@@ -183,16 +181,6 @@ KernelPrediction trial(Kernel& k, const std::function<void(Kernel&)>& lower) {
 }
 
 }  // namespace
-
-LayoutCopyMode layout_copy_mode() { return g_mode; }
-LayoutCopyMode parse_layout_copy_mode(const std::string& s) {
-  if (s == "auto") return LayoutCopyMode::Auto;
-  if (s == "transpose") return LayoutCopyMode::Transpose;
-  if (s == "loops") return LayoutCopyMode::Loops;
-  throw Error("compiler.layout_copy", "expected auto, transpose or loops, got '" + s + "'");
-}
-ScopedLayoutCopyMode::ScopedLayoutCopyMode(LayoutCopyMode m) : saved_(g_mode) { g_mode = m; }
-ScopedLayoutCopyMode::~ScopedLayoutCopyMode() { g_mode = saved_; }
 
 std::optional<LayoutCopy> match_layout_copy(const ir::Graph& g, const ir::Node& n) {
   if (n.kind != "pointwise" || !n.reduce_vars.empty()) return std::nullopt;
@@ -277,7 +265,7 @@ std::optional<LayoutCopy> match_layout_copy(const ir::Graph& g, const ir::Node& 
 }
 
 bool lower_layout_copy(Kernel& k) {
-  const LayoutCopyMode mode = layout_copy_mode();
+  const LayoutCopyMode mode = k.ctx.layout_copy;
   if (mode == LayoutCopyMode::Loops) return false;
   const auto c = match_layout_copy(k.g, k.node);
   if (!c) return false;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "spyre/arch/arch.h"
+#include "spyre/compiler/context.h"
 #include "spyre/compiler/divide.h"
 
 namespace spyre::compiler {
@@ -30,11 +31,11 @@ TEST(MatmulGridMemo, RepeatedCallsAnswerLikeAFreshSearch) {
   for (int64_t n : {768, 2048, 3072}) {
     const MatmulShape s{1, 128, n, 768, 2, 2, 2};
     nlohmann::json fresh_alts;
-    const MatmulGrid fresh = choose_matmul_grid(s, cfg, budget, lx_fn(0), &fresh_alts);
-    const ScopedMatmulSplit scope(MatmulSplit{});
+    const MatmulGrid fresh = choose_matmul_grid(s, cfg, budget, lx_fn(0), {}, nullptr, &fresh_alts);
+    GridMemo memo;
     for (int rep = 0; rep < 2; ++rep) {  // the second call is served by the memo
       nlohmann::json alts;
-      expect_same(choose_matmul_grid(s, cfg, budget, lx_fn(0), &alts, &key), fresh);
+      expect_same(choose_matmul_grid(s, cfg, budget, lx_fn(0), {}, &memo, &alts, &key), fresh);
       EXPECT_EQ(alts, fresh_alts);
     }
   }
@@ -49,33 +50,36 @@ TEST(MatmulGridMemo, KeySeparatesWorkingSetFunctions) {
   const MatmulGrid small_ws = choose_matmul_grid(s, cfg, budget, lx_fn(0));
   const MatmulGrid big_ws = choose_matmul_grid(s, cfg, budget, lx_fn(big));
   ASSERT_NE(small_ws.lx_bytes, big_ws.lx_bytes);  // the two functions do pick differently
-  const ScopedMatmulSplit scope(MatmulSplit{});
+  GridMemo memo;
   const std::vector<int64_t> k0 = {0}, k1 = {big};
-  expect_same(choose_matmul_grid(s, cfg, budget, lx_fn(0), nullptr, &k0), small_ws);
-  expect_same(choose_matmul_grid(s, cfg, budget, lx_fn(big), nullptr, &k1), big_ws);
-  expect_same(choose_matmul_grid(s, cfg, budget, lx_fn(0), nullptr, &k0), small_ws);
+  expect_same(choose_matmul_grid(s, cfg, budget, lx_fn(0), {}, &memo, nullptr, &k0), small_ws);
+  expect_same(choose_matmul_grid(s, cfg, budget, lx_fn(big), {}, &memo, nullptr, &k1), big_ws);
+  expect_same(choose_matmul_grid(s, cfg, budget, lx_fn(0), {}, &memo, nullptr, &k0), small_ws);
   // A forced split is part of the key too.
   MatmulSplit forced;
   forced.parts = {1, 1, 32, 1};
-  const ScopedMatmulSplit inner(forced);
-  const MatmulGrid f = choose_matmul_grid(s, cfg, budget, lx_fn(0), nullptr, &k0);
+  const MatmulGrid f = choose_matmul_grid(s, cfg, budget, lx_fn(0), forced, &memo, nullptr, &k0);
   EXPECT_TRUE(f.forced);
   EXPECT_EQ(f.gn, 32);
 }
 
-TEST(MatmulGridMemo, EndsWithItsScope) {
+TEST(MatmulGridMemo, EachCompileHasItsOwn) {
   const auto cfg = arch::load_arch("spyre", {});
   const int64_t budget = cfg.lx_usable_bytes();
   const MatmulShape s{1, 2048, 2048, 2048, 2, 2, 2};
   const std::vector<int64_t> key = {0};
   {
-    const ScopedMatmulSplit scope(MatmulSplit{});
-    choose_matmul_grid(s, cfg, budget, lx_fn(0), nullptr, &key);
+    GridMemo first;
+    choose_matmul_grid(s, cfg, budget, lx_fn(0), {}, &first, nullptr, &key);
   }
-  // Same key, different function: a memo that outlived its compile would answer wrongly.
-  const ScopedMatmulSplit scope(MatmulSplit{});
-  expect_same(choose_matmul_grid(s, cfg, budget, lx_fn(600 * 1024), nullptr, &key),
+  // Same key, different function: a memo shared between compiles would answer wrongly.
+  GridMemo second;
+  expect_same(choose_matmul_grid(s, cfg, budget, lx_fn(600 * 1024), {}, &second, nullptr, &key),
               choose_matmul_grid(s, cfg, budget, lx_fn(600 * 1024)));
+  // A compile's context owns its memo: compiles in a row do not share answers.
+  const CompileContext a(CompileOptions{}), b(CompileOptions{});
+  EXPECT_NE(&a.grid_memo, &b.grid_memo);
+  EXPECT_TRUE(b.grid_memo.answers.empty());
 }
 
 }  // namespace

@@ -20,7 +20,7 @@ std::vector<std::string> group_names(const ir::Graph& g, const FusionPlan& p) {
 TEST(Fusion, MlpBlockBecomesLayerNormAndTwoMatmulsWithEpilogues) {
   auto cfg = arch::load_arch("spyre");
   const ir::Graph g = ir::load_ir(test::load_golden("mlp_block"), "mlp_block.json");
-  const FusionPlan p = plan_fusion(g, cfg, plan_dram(g, cfg), true);
+  const FusionPlan p = plan_fusion(CompileContext(CompileOptions{}), g, cfg, plan_dram(g, cfg));
   EXPECT_EQ(group_names(g, p), (std::vector<std::string>{"op0+op1+op3", "op4+op5", "op6+op7"}));
   ASSERT_EQ(p.decisions.size(), 4u) << p.decisions.dump(1);
   const char* kinds[] = {"horizontal", "reduction", "epilogue", "epilogue"};
@@ -78,7 +78,7 @@ TEST(Fusion, LimitTakesTheFirstDecisionsAndReportsTheRestAsRejected) {
 TEST(Fusion, SoftmaxReductionsAndTheirConsumersBecomeOneKernel) {
   auto cfg = arch::load_arch("spyre");
   const ir::Graph g = ir::load_ir(test::softmax_ir(64, 256, true), "softmax.json");
-  const FusionPlan p = plan_fusion(g, cfg, plan_dram(g, cfg), true);
+  const FusionPlan p = plan_fusion(CompileContext(CompileOptions{}), g, cfg, plan_dram(g, cfg));
   EXPECT_EQ(group_names(g, p), (std::vector<std::string>{"op0+op1+op2+op3"}))
       << p.decisions.dump(1);
 }
@@ -88,7 +88,7 @@ TEST(Fusion, LayerNormAfterAMatmulMergesMeanAndM2Horizontally) {
   // other and a reduction cannot be an epilogue, so only the horizontal candidate remains.
   auto cfg = arch::load_arch("spyre");
   const ir::Graph g = ir::load_ir(test::load_golden("models/bert"), "bert.json");
-  const FusionPlan p = plan_fusion(g, cfg, plan_dram(g, cfg), true);
+  const FusionPlan p = plan_fusion(CompileContext(CompileOptions{}), g, cfg, plan_dram(g, cfg));
   bool horizontal = false;
   for (const auto& d : p.decisions)
     if (d["group"] == nlohmann::json{"op20", "op21"}) {

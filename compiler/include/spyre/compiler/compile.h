@@ -22,8 +22,18 @@ enum class LxPlanError {
   Shrink,   // the report's plan claims every buffer half its size
   Overlap,  // the allocator places each kernel's second buffer on top of its first
 };
+// Which convolution tilings the search may pick (`compiler.debug.conv_halo`; tests force each
+// path): auto any, halo only halo tilings (kernels with more than one tap), taps only one
+// strided load per tap (lower/conv.cpp).
+enum class ConvHalo { Auto, Halo, Taps };
+// How a layout copy is lowered (`compiler.layout_copy`): the cost model's choice, or forced.
+enum class LayoutCopyMode { Auto, Transpose, Loops };
+// "auto", "transpose" or "loops"; spyre::Error naming compiler.layout_copy otherwise.
+LayoutCopyMode parse_layout_copy_mode(const std::string& s);
+
 struct CompileDebug {
   LxPlanError lx_plan_error = LxPlanError::None;
+  ConvHalo conv_halo = ConvHalo::Auto;
   // Fusion decisions (index in the report's `fusion` list) taken although the cost model
   // rejected them; all: every candidate that lowers.
   std::vector<int64_t> force_fusion;
@@ -57,7 +67,7 @@ struct CompileOptions {
   // partial and final reductions (split_reduction.h).
   bool split_reduction = true;
   // `compiler.debug.lx_plan_error=none|shift|shrink|overlap`,
-  // `compiler.debug.force_fusion=none|all|i,j,...`.
+  // `compiler.debug.force_fusion=none|all|i,j,...`, `compiler.debug.conv_halo=auto|halo|taps`.
   CompileDebug debug;
   nlohmann::json to_json() const;  // the report's `options`
 };

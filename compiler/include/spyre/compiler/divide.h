@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -40,23 +41,6 @@ struct MatmulSplit {
   std::array<int64_t, 3> tiles{0, 0, 0};     // tm, tn, tk
   int64_t lead = 0;
   bool forced() const { return parts[0] > 0; }
-};
-
-// The split compile() runs under (set by the driver for the duration of one compile, so the
-// fusion pass's trial lowerings see the same split as the final one). While one is in scope,
-// choose_matmul_grid also remembers its answers (one compile has one configuration, and the
-// fusion pass lowers the same matmul again for every trial); the memo ends with the scope.
-const MatmulSplit& current_matmul_split();
-class ScopedMatmulSplit {
- public:
-  explicit ScopedMatmulSplit(const MatmulSplit& s);
-  ~ScopedMatmulSplit();
-  ScopedMatmulSplit(const ScopedMatmulSplit&) = delete;
-  ScopedMatmulSplit& operator=(const ScopedMatmulSplit&) = delete;
-
- private:
-  MatmulSplit saved_;
-  void* saved_memo_;
 };
 
 // The output is cut into gb x gm x gn blocks, each of whose K is cut into gk parts: one
@@ -114,6 +98,12 @@ inline int64_t matmul_n_rotation(int64_t in, int64_t gn, int64_t nnt) {
 using MatmulLxFn = std::function<int64_t(int64_t tm, int64_t tn, int64_t tk, int c_slots,
                                          int64_t a_slots, int64_t b_slots)>;
 
+// choose_matmul_grid's remembered answers within one compile (CompileContext::grid_memo): the
+// fusion pass lowers the same matmul again for every trial, with one configuration.
+struct GridMemo {
+  std::map<std::vector<int64_t>, std::pair<MatmulGrid, nlohmann::json>> answers;
+};
+
 // Chosen by the cost model over every (gb, gm, gn, gk) with gb*gm*gn*gk <= cores (or the
 // forced split) and, for each, the tiles (and panels) that fit `lx_budget`: minimises the
 // predicted cycles = first phase (the first output tile, or a B panel's lead group: its
@@ -125,11 +115,12 @@ using MatmulLxFn = std::function<int64_t(int64_t tm, int64_t tn, int64_t tk, int
 // bandwidth times the share of channels its concurrent requests cover (a lead group's A tiles
 // of one K step share that step's columns). Ties go to fewer DRAM bytes, then fewer cores.
 // `alternatives` (optional) receives the best few other splits, for the report.
-// `lx_key` (optional): everything `lx_bytes` depends on besides its arguments (element sizes,
-// epilogue slots...); with it, and inside a ScopedMatmulSplit, the answer is memoised per
-// (shape, lx_budget, lx_key, forced split).
+// `forced`: compiler.matmul_split / matmul_tiles / matmul_lead. `lx_key` (optional):
+// everything `lx_bytes` depends on besides its arguments (element sizes, epilogue slots...);
+// with it and a `memo`, the answer is remembered per (shape, lx_budget, lx_key, forced split).
 MatmulGrid choose_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg, int64_t lx_budget,
-                              const MatmulLxFn& lx_bytes, nlohmann::json* alternatives = nullptr,
+                              const MatmulLxFn& lx_bytes, const MatmulSplit& forced = {},
+                              GridMemo* memo = nullptr, nlohmann::json* alternatives = nullptr,
                               const std::vector<int64_t>* lx_key = nullptr);
 
 // The roofline bound of a matmul: max(MACs / chip peak, minimum DRAM bytes (A, B, output once)

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "spyre/arch/arch.h"
+#include "spyre/compiler/context.h"
 #include "spyre/compiler/cost.h"
 #include "spyre/compiler/dram_plan.h"
 #include "spyre/compiler/ir.h"
@@ -62,19 +63,19 @@ struct GroupKernel {
 
 // Lowers the group as kernel `id` into `cores` and closes it (barrier, or halt when `last`).
 // Throws spyre::Error as the lowering does.
-GroupKernel lower_group(const ir::Graph& g, const FusionGroup& grp, const arch::ArchConfig& cfg,
-                        const DramPlan& dram, uint16_t id, std::vector<CoreStream>& cores,
-                        bool last);
+GroupKernel lower_group(const CompileContext& ctx, const ir::Graph& g, const FusionGroup& grp,
+                        const arch::ArchConfig& cfg, const DramPlan& dram, uint16_t id,
+                        std::vector<CoreStream>& cores, bool last);
 
 struct FusionPlan {
   std::vector<FusionGroup> groups;  // kernel order
   nlohmann::json decisions = nlohmann::json::array();
 };
 
-// `enabled` false: one group per node, no decisions. `limit` >= 0: take at most that many
-// fusions (later candidates are rejected with reason "fusion limit"), for measuring each
-// decision's simulated effect.
-FusionPlan plan_fusion(const ir::Graph& g, const arch::ArchConfig& cfg, const DramPlan& dram,
-                       bool enabled, int64_t limit = -1);
+// ctx.opts.fusion false: one group per node, no decisions. ctx.opts.fusion_limit >= 0: take at
+// most that many fusions (later candidates are rejected with reason "fusion limit"), for
+// measuring each decision's simulated effect; ctx.opts.debug.force_fusion takes rejected ones.
+FusionPlan plan_fusion(const CompileContext& ctx, const ir::Graph& g, const arch::ArchConfig& cfg,
+                       const DramPlan& dram);
 
 }  // namespace spyre::compiler

@@ -9,6 +9,7 @@
 
 #include "spyre/arch/arch.h"
 #include "spyre/compiler/compile.h"
+#include "spyre/compiler/context.h"
 #include "spyre/compiler/dram_plan.h"
 #include "spyre/compiler/emit.h"
 #include "spyre/compiler/ir.h"
@@ -16,27 +17,15 @@
 
 namespace spyre::compiler {
 
-// The debug options in force for the compile() in progress (compile.h).
-const CompileDebug& compile_debug();
-class ScopedCompileDebug {
- public:
-  explicit ScopedCompileDebug(const CompileDebug& d);
-  ~ScopedCompileDebug();
-  ScopedCompileDebug(const ScopedCompileDebug&) = delete;
-  ScopedCompileDebug& operator=(const ScopedCompileDebug&) = delete;
-
- private:
-  CompileDebug saved_;
-};
-
 // A bump allocator over one kernel's LX working set; every core uses the same offsets.
 // Offsets are stick-aligned. Each buffer lives for the whole kernel (the driver turns that into
 // per-core instruction intervals, see the report's `lx_plan`); a loop kernel's ping-pong arenas
 // are shared by liveness inside (lower/loops.cpp), which the plan sees as one buffer each.
 class LxArena {
  public:
-  LxArena(int64_t base, int64_t align)
-      : base_(base), next_(base), align_(align), error_(compile_debug().lx_plan_error) {}
+  // `error`: compiler.debug.lx_plan_error (compile.h) planted into the arena's allocations.
+  LxArena(int64_t base, int64_t align, LxPlanError error = LxPlanError::None)
+      : base_(base), next_(base), align_(align), error_(error) {}
   int64_t alloc(const std::string& name, int64_t bytes);
   int64_t used_bytes() const { return next_ - base_; }
   nlohmann::json to_json() const { return plan_; }
@@ -48,6 +37,7 @@ class LxArena {
 };
 
 struct Kernel {
+  const CompileContext& ctx;
   const ir::Graph& g;
   const ir::Node& node;
   const arch::ArchConfig& cfg;
@@ -62,6 +52,8 @@ struct Kernel {
   bool store_output = true;
 
   Emitter emitter(int64_t core) { return Emitter(cores[static_cast<size_t>(core)], id); }
+  // An empty arena of this compile (its debug options) for the kernel or a trial lowering.
+  LxArena new_arena() const { return LxArena(0, cfg.stick_bytes, ctx.opts.debug.lx_plan_error); }
   int64_t lx_budget() const { return cfg.lx_usable_bytes(); }
   // spyre::Error "<file>: node opN (aten..., at src:line): <what>".
   [[noreturn]] void unsupported(const std::string& what) const;

@@ -11,22 +11,6 @@
 
 namespace spyre::compiler {
 
-// How a layout copy is lowered: the cost model's choice (Auto), or forced (tests compare them).
-enum class LayoutCopyMode { Auto, Transpose, Loops };
-LayoutCopyMode layout_copy_mode();
-// "auto", "transpose" or "loops" (compiler.layout_copy); spyre::Error naming the option else.
-LayoutCopyMode parse_layout_copy_mode(const std::string& s);
-class ScopedLayoutCopyMode {  // for one scope (tests): every lower_layout_copy uses `m`
- public:
-  explicit ScopedLayoutCopyMode(LayoutCopyMode m);
-  ~ScopedLayoutCopyMode();
-  ScopedLayoutCopyMode(const ScopedLayoutCopyMode&) = delete;
-  ScopedLayoutCopyMode& operator=(const ScopedLayoutCopyMode&) = delete;
-
- private:
-  LayoutCopyMode saved_;
-};
-
 // A node whose body is load -> [to_dtype] -> store, as a batched transpose: element
 // (b, p, q) is read at src_off + sum(b_i * src_b_i) + p * src_p + q (q contiguous in the
 // source) and written at dst_off + sum(b_i * dst_b_i) + p + q * dst_q (p contiguous in the
@@ -44,8 +28,8 @@ struct LayoutCopy {
 std::optional<LayoutCopy> match_layout_copy(const ir::Graph& g, const ir::Node& n);
 
 // Lowers k.node when it is a layout copy and the blocked transpose is predicted faster than the
-// loop lowering (or forced by the mode); false leaves the node to lower_loops. Records both
-// predictions and the choice in k.report["layout_copy"].
+// loop lowering (or forced by k.ctx.layout_copy); false leaves the node to lower_loops. Records
+// both predictions and the choice in k.report["layout_copy"].
 bool lower_layout_copy(Kernel& k);
 
 }  // namespace spyre::compiler
