@@ -85,6 +85,15 @@ void CoreStream::flush() {
   covered_init_ = true;
 }
 
+std::vector<isa::Instr> CoreStream::kernel_instrs(uint16_t kernel) const {
+  std::vector<isa::Instr> out;
+  for (auto it = out_.rbegin(); it != out_.rend() && it->kernel == kernel; ++it) out.push_back(*it);
+  std::reverse(out.begin(), out.end());
+  for (const auto& e : entries_)
+    if (e.in.kernel == kernel) out.push_back(e.in);
+  return out;
+}
+
 void CoreStream::barrier(uint16_t kernel) {
   flush();
   out_.push_back(isa::make_instr(isa::Opcode::Barrier, {}, kernel));

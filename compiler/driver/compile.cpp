@@ -16,6 +16,7 @@
 #include "spyre/compiler/kernel.h"
 #include "spyre/compiler/loop_compress.h"
 #include "spyre/compiler/lx_plan.h"
+#include "spyre/compiler/lx_residency.h"
 #include "spyre/compiler/split_reduction.h"
 #include "spyre/compiler/transpose.h"
 #include "spyre/error.h"
@@ -121,6 +122,10 @@ void CompileOptions::set(const std::string& key, const std::string& value) {
     hw_loops = on_off(key, value, "on or off");
     return;
   }
+  if (key == "lx_planning") {
+    lx_planning = on_off(key, value, "on or off");
+    return;
+  }
   if (key == "split_reduction") {
     split_reduction = on_off(key, value, "on or off");
     return;
@@ -203,6 +208,7 @@ const std::vector<std::string>& CompileOptions::keys() {
                                              "matmul_lead",
                                              "hw_loops",
                                              "split_reduction",
+                                             "lx_planning",
                                              "layout_copy",
                                              "debug.lx_plan_error",
                                              "debug.force_fusion",
@@ -242,6 +248,7 @@ nlohmann::json CompileOptions::to_json() const {
           {"matmul_lead", matmul_lead},
           {"hw_loops", hw_loops},
           {"split_reduction", split_reduction},
+          {"lx_planning", lx_planning},
           {"layout_copy", layout_copy},
           {"debug",
            {{"lx_plan_error", errs[static_cast<int>(debug.lx_plan_error)]},
@@ -266,18 +273,35 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& cfg,
   std::vector<CoreStream> cores(static_cast<size_t>(cfg.cores));
 
   const FusionPlan fusion = plan_fusion(ctx, g, cfg, dram);
+  const size_t ngroups = fusion.groups.size();
+  // The whole-graph LX plan (lx_residency.h): a first lowering of every kernel measures its
+  // working set and how it divides its rows.
+  std::vector<GroupLx> first(ngroups);
+  const bool lx_planning = opts.lx_planning && ngroups > 1;
+  for (size_t gi = 0; gi < ngroups; ++gi) {
+    const FusionGroup& grp = fusion.groups[gi];
+    first[gi].name = kernel_name(g, grp);
+    first[gi].reads = group_reads(g, grp);
+    first[gi].writes = group_writes(g, grp);
+    if (!lx_planning) continue;
+    std::vector<CoreStream> scratch(static_cast<size_t>(cfg.cores));
+    const GroupKernel gk =
+        lower_group(ctx, g, grp, cfg, dram, static_cast<uint16_t>(gi), scratch, gi + 1 == ngroups);
+    first[gi].division = gk.division;
+    first[gi].lx_peak = gk.lx_bytes;
+    first[gi].spills = gk.report.contains("spills");
+    first[gi].cross_core = gk.cross_core;
+  }
+  const LxResidencyPlan lxp = plan_lx_residency(g, first, cfg, lx_planning);
+
   nlohmann::json kernels = nlohmann::json::array();
-  std::vector<KernelPcs> kernel_pcs;
   int64_t total_cycles = 0, total_dram = 0;
-  for (size_t gi = 0; gi < fusion.groups.size(); ++gi) {
+  for (size_t gi = 0; gi < ngroups; ++gi) {
     const FusionGroup& grp = fusion.groups[gi];
     const auto id = static_cast<uint16_t>(gi);
     prog.kernels.push_back(kernel_name(g, grp));
-    KernelPcs pcs;
-    for (const auto& c : cores) pcs.first.push_back(static_cast<int64_t>(c.instrs().size()));
-    GroupKernel gk = lower_group(ctx, g, grp, cfg, dram, id, cores, gi + 1 == fusion.groups.size());
-    for (const auto& c : cores) pcs.last.push_back(static_cast<int64_t>(c.instrs().size()) - 1);
-    kernel_pcs.push_back(pcs);
+    GroupKernel gk =
+        lower_group(ctx, g, grp, cfg, dram, id, cores, gi + 1 == ngroups, &lxp.kernels[gi]);
     total_cycles += gk.pred.cycles;
     total_dram += gk.pred.dram_bytes;
     const ir::Node& lead =
@@ -307,6 +331,18 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& cfg,
   if (g.nodes.empty())
     for (auto& c : cores) c.halt(0);
   for (auto& c : cores) prog.cores.push_back(c.instrs());
+  // Where each kernel's instructions lie on each core (kernels without a barrier between them
+  // are flushed together, so this is read off the finished streams): first and last index,
+  // -1 when the core runs none of it.
+  std::vector<KernelPcs> kernel_pcs(ngroups);
+  for (auto& kp : kernel_pcs) kp.first.assign(prog.cores.size(), -1), kp.last = kp.first;
+  for (size_t c = 0; c < prog.cores.size(); ++c)
+    for (size_t i = 0; i < prog.cores[c].size(); ++i) {
+      const size_t kid = prog.cores[c][i].kernel;
+      if (kid >= ngroups) continue;
+      if (kernel_pcs[kid].first[c] < 0) kernel_pcs[kid].first[c] = static_cast<int64_t>(i);
+      kernel_pcs[kid].last[c] = static_cast<int64_t>(i);
+    }
   // Hardware loops last: the LX plan's intervals (kernel_pcs) stay in dynamic instruction
   // indices, i.e. positions in the expanded stream, which is what the trace records as "dyn".
   LoopCompressStats loop_stats;
@@ -353,7 +389,9 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& cfg,
   rep["split_reductions"] = nlohmann::json::array();
   for (const auto& sr : splits) rep["split_reductions"].push_back(sr.to_json());
   rep["dram_plan"] = dram.to_json(scratch);
-  rep["lx_plan"] = build_lx_plan(kernels, kernel_pcs, cfg, opts.debug.lx_plan_error);
+  rep["lx_plan"] = build_lx_plan(kernels, kernel_pcs, cfg, opts.debug.lx_plan_error, lxp, first);
+  rep["lx_residency"] = lxp.to_json(first);
+  rep["lx_residency"]["enabled"] = lx_planning;
   rep["kernels"] = kernels;
   rep["totals"] = {{"kernels", kernels.size()},
                    {"predicted_cycles", total_cycles},

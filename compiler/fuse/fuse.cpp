@@ -125,15 +125,33 @@ std::set<std::string> live_out(const ir::Graph& g, const std::vector<size_t>& no
   return out;
 }
 
+std::set<std::string> group_reads(const ir::Graph& g, const FusionGroup& grp) {
+  std::set<std::string> inside, out;
+  for (auto i : grp.nodes)
+    for (const auto& w : writes_of(g, g.nodes[i])) inside.insert(w);
+  for (auto i : grp.nodes)
+    for (const auto& r : reads_of(g, g.nodes[i]))
+      if (!inside.count(r)) out.insert(r);
+  return out;
+}
+
+std::set<std::string> group_writes(const ir::Graph& g, const FusionGroup& grp) {
+  return live_out(g, grp.nodes);
+}
+
 GroupKernel lower_group(const CompileContext& ctx, const ir::Graph& g, const FusionGroup& grp,
                         const arch::ArchConfig& cfg, const DramPlan& dram, uint16_t id,
-                        std::vector<CoreStream>& cores, bool last) {
+                        std::vector<CoreStream>& cores, bool last, const KernelLx* lx) {
   const bool mm = grp.matmul >= 0;
   const ir::Node& n = mm           ? g.nodes[static_cast<size_t>(grp.matmul)]
                       : grp.merged ? *grp.merged
                                    : g.nodes[grp.nodes[0]];
   Kernel k{ctx,  g,  n,     cfg,
            dram, id, cores, LxArena(0, cfg.stick_bytes, ctx.opts.debug.lx_plan_error)};
+  if (lx) {
+    k.resident = lx->resident;
+    k.lx_top = lx->lx_top;
+  }
   if (mm) {
     k.epilogue = grp.merged.get();
     if (k.epilogue) {
@@ -149,21 +167,30 @@ GroupKernel lower_group(const CompileContext& ctx, const ir::Graph& g, const Fus
     if (n.kernel != "extern_kernels.bmm" && !is_matmul(n))
       throw Error(g.file + ": " + ir::describe(n), "unsupported extern kernel " + n.kernel);
     lower_matmul(k);
-  } else if (!lower_layout_copy(k)) {  // a pure layout copy may be a blocked transpose
-    lower_loops(k);
+  } else if (!k.resident.empty() || !lower_layout_copy(k)) {  // a pure layout copy may be a
+    lower_loops(k);  // blocked transpose (a kernel with LX-resident buffers was lowered as loops)
   }
-  if (k.lx.used_bytes() > cfg.lx_usable_bytes())
+  if (k.lx.used_bytes() > k.lx_budget())
     throw Error(g.file + ": " + ir::describe(n),
                 "working set does not fit LX: " + std::to_string(k.lx.used_bytes()) + " bytes, " +
-                    std::to_string(cfg.lx_usable_bytes()) + " usable");
+                    std::to_string(k.lx_budget()) + " usable");
   std::vector<std::vector<isa::Instr>> slices;
   for (auto& c : cores) {
-    size_t from = c.instrs().size();
-    last ? c.halt(id) : c.barrier(id);
-    slices.emplace_back(c.instrs().begin() + static_cast<std::ptrdiff_t>(from), c.instrs().end());
+    if (last)
+      c.halt(id);
+    else if (!lx || lx->barrier_after)
+      c.barrier(id);
+    slices.push_back(c.kernel_instrs(id));
   }
   GroupKernel out;
   out.pred = predict(slices, cfg);
+  out.division = k.division;
+  for (const auto& sl : slices)
+    for (const auto& in : sl)
+      out.cross_core = out.cross_core || in.op == isa::Opcode::RingSend ||
+                       in.op == isa::Opcode::RingReduce ||
+                       (in.op == isa::Opcode::DmaLoad && in.get("mcast") != 0) ||
+                       (in.op == isa::Opcode::Signal && in.get("core") >= 0);
   out.report = k.report;
   out.report["lx"] = {{"peak_bytes", k.lx.used_bytes()}, {"plan", k.lx.to_json()}};
   out.lx_bytes = k.lx.used_bytes();

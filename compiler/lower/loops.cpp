@@ -107,6 +107,48 @@ void lower_loops(Kernel& k) {
     ++cores_used;
   }
 
+  // --- values that live outside the arenas, for all of a core's rows at once: row values stored
+  // once (batched, above) and buffers kept in LX across kernels (k.resident: the producer
+  // computes into the buffer's slot, a reader uses it in place of a load).
+  std::map<int, int64_t> placed;  // value -> per-core LX base of its rows
+  std::set<int> lx_loads;         // load ops' values taken from LX: no DMA
+  std::set<int> no_dram;          // stored values that are not written to DRAM
+  std::map<int, int> stores_of;   // value -> how many stores write it
+  std::map<int, TOp::Kind> def_kind;
+  for (const auto& op : p.ops) {
+    if (op.kind == TOp::Store) ++stores_of[op.src[0]];
+    if (op.dst >= 0) def_kind[op.dst] = op.kind;
+  }
+  auto storage_of = [&](const TOp& op) {
+    return k.g.storage_of(p.accesses[static_cast<size_t>(op.access)].buffer).name;
+  };
+  auto placeable = [&](int v, bool store) {
+    const TVal& t = val(v);
+    return t.tiled && t.r && !t.transposed &&
+           (!store || (def_kind.count(v) && def_kind[v] != TOp::Load && stores_of[v] == 1));
+  };
+  for (const auto& op : p.ops) {
+    if (op.kind != TOp::Load && op.kind != TOp::Store) continue;
+    auto it = k.resident.find(storage_of(op));
+    if (it == k.resident.end()) continue;
+    const bool store = op.kind == TOp::Store;
+    const int v = store ? op.src[0] : op.dst;
+    if (it->second.write != store || !placeable(v, store) || s.blocked || !s.outer.empty())
+      throw Error(where, "planned LX residency of " + it->first +
+                             " does not fit this kernel's tile program (an internal error)");
+    placed[v] = it->second.lx;
+    (store ? no_dram : lx_loads).insert(v);
+    if (store && it->second.store_dram) no_dram.erase(v);
+  }
+  std::set<std::string> slots_used;
+  for (const auto& op : p.ops)
+    if ((op.kind == TOp::Load || op.kind == TOp::Store) && k.resident.count(storage_of(op)))
+      slots_used.insert(storage_of(op));
+  if (slots_used.size() != k.resident.size())
+    throw Error(where,
+                "planned LX residency names a buffer this kernel does not access (an "
+                "internal error)");
+
   // --- liveness positions: loads at 0, compute ops 1.., stores at the end
   std::vector<int64_t> pos(p.ops.size());
   int64_t next = 1;
@@ -121,6 +163,7 @@ void lower_loops(Kernel& k) {
       if (val(v).tiled) live[v].second = std::max(live[v].second, pos[i]);
   }
   for (int v : batched) live.erase(v);
+  for (const auto& [v, base] : placed) live.erase(v);
   auto value_bytes = [&](int v, int64_t tr) {
     return round_up((val(v).r ? tr : 1) * (val(v).c ? C : 1) * es(v), cfg.stick_bytes);
   };
@@ -171,12 +214,17 @@ void lower_loops(Kernel& k) {
   const int64_t nworkers = std::min<int64_t>(cfg.corelets, std::max<int64_t>(1, U));
   const int64_t budget = k.lx_budget() - k.lx.used_bytes();
   int64_t batched_bytes = 0;  // per core
-  for (int v : batched) batched_bytes += round_up(core_rows_max * es(v), cfg.stick_bytes);
+  for (int v : batched)
+    if (!placed.count(v)) batched_bytes += round_up(core_rows_max * es(v), cfg.stick_bytes);
   auto fits = [&](int64_t tr) {
     return nworkers * kArenas * plan_arena(tr).bytes + batched_bytes <= budget;
   };
   const int64_t cap = std::max<int64_t>(1, std::min(R, rows_w));
   if (!fits(1)) {
+    if (!k.resident.empty())
+      throw Error(where,
+                  "planned LX residency on a kernel walked in column chunks (an internal "
+                  "error)");
     // Not even one row fits: walk each row in column chunks (loops_columns.cpp), from an empty
     // arena (the hoisted values above may be whole rows themselves).
     k.lx = k.new_arena();
@@ -202,16 +250,19 @@ void lower_loops(Kernel& k) {
           w < nworkers
               ? k.lx.alloc("tile_cl" + std::to_string(w) + "_buf" + std::to_string(b), arena.bytes)
               : 0;
-  std::map<int, int64_t> batched_base;  // value -> the core's rows' region
   for (int v : batched)
-    batched_base[v] =
-        k.lx.alloc("rows_v" + std::to_string(v), round_up(core_rows_max * es(v), cfg.stick_bytes));
+    if (!placed.count(v))
+      placed[v] = k.lx.alloc("rows_v" + std::to_string(v),
+                             round_up(core_rows_max * es(v), cfg.stick_bytes));
 
   // --- emission helpers
-  int64_t cur_row0 = 0;  // the tile's first row within its core's rows (batched values)
+  int64_t cur_row0 = 0;  // the tile's first row within its core's rows (placed values)
   auto tile_of = [&](int v, int w, int64_t i) {
     const TVal& t = val(v);
-    if (batched.count(v)) return Tile{batched_base.at(v) + cur_row0 * es(v), 1, 0, t.dt};
+    if (auto pl = placed.find(v); pl != placed.end()) {
+      const int64_t row = t.c ? C : 1;  // elements of one row of the value
+      return Tile{pl->second + cur_row0 * row * es(v), t.c ? C : 1, t.c ? 1 : 0, t.dt};
+    }
     int64_t addr = t.tiled ? arena_base[w][i % kArenas] + arena.offset.at(v) : hoisted.at(v);
     const int64_t cols = t.c ? C : 1;
     Tile x{addr, t.r ? cols : 0, t.c ? 1 : 0, t.dt};
@@ -239,7 +290,7 @@ void lower_loops(Kernel& k) {
   int64_t cur_core = 0;  // the core emit_op emits for
   auto emit_op = [&](Emitter& em, const TOp& op, const TileWork& tw, int w, int64_t i) {
     const int cl = w;
-    if (!batched.empty()) cur_row0 = tw.r0 - core_rows[static_cast<size_t>(cur_core)].lo;
+    if (!placed.empty()) cur_row0 = tw.r0 - core_rows[static_cast<size_t>(cur_core)].lo;
     if (op.kind == TOp::Load) {
       auto [dram, lx, sh] = dma_for(op, op.dst, tw, w, i);
       em.load(dram, lx, sh);
@@ -357,7 +408,9 @@ void lower_loops(Kernel& k) {
       for (const auto& op : p.ops) {
         const bool is_store = op.kind == TOp::Store;
         const bool tiled = is_store || val(op.dst).tiled;
-        if (!tiled || (is_store && batched.count(op.src[0]))) continue;
+        if (!tiled || (is_store && (batched.count(op.src[0]) || no_dram.count(op.src[0]))) ||
+            (op.kind == TOp::Load && lx_loads.count(op.dst)))
+          continue;
         const int ph = op.kind == TOp::Load ? 0 : is_store ? 2 : 1;
         if (ph == which) emit_op(em, op, tiles[w][i], static_cast<int>(w), static_cast<int64_t>(i));
       }
@@ -371,10 +424,43 @@ void lower_loops(Kernel& k) {
       for (size_t w = 0; w < nw; ++w) phase(w, i, 2);
     }
     for (const auto& op : p.ops)  // the core's row values at once
-      if (op.kind == TOp::Store && batched.count(op.src[0]))
+      if (op.kind == TOp::Store && batched.count(op.src[0]) && !no_dram.count(op.src[0]))
         emit_op(em, op, TileWork{0, cr.lo, cr.hi - cr.lo}, 0, 0);
   }
 
+  if (!s.blocked && s.outer.empty()) {  // what LX residency needs to know (kernel.h)
+    LoopDivision d;
+    d.rows = U;
+    d.cols = C;
+    for (const auto& r : core_rows) d.core_rows.emplace_back(r.lo, r.hi);
+    for (const auto& op : p.ops) {
+      if (op.kind != TOp::Load && op.kind != TOp::Store) continue;
+      const auto a = static_cast<size_t>(op.access);
+      const bool store = op.kind == TOp::Store;
+      const int v = store ? op.src[0] : op.dst;
+      LoopDivision::BufferAccess ba;
+      ba.storage = storage_of(op);
+      ba.store = store;
+      ba.elem = storage_offset(k.g, p.accesses[a].buffer) + p.accesses[a].offset;
+      ba.rc = s.row.size > 1 ? s.row.coeff[a] : 0;
+      ba.cc = s.col.size > 1 ? s.col.coeff[a] : 0;
+      ba.r = val(v).r;
+      ba.c = val(v).c;
+      ba.dt = p.accesses[a].dt;
+      ba.placeable = placeable(v, store);
+      d.accesses.push_back(ba);
+    }
+    k.division = std::move(d);
+  }
+  if (!k.resident.empty()) {
+    nlohmann::json res = nlohmann::json::array();
+    for (const auto& [name, slot] : k.resident)
+      res.push_back({{"buffer", name},
+                     {"lx", slot.lx},
+                     {"role", slot.write ? "writes" : "reads"},
+                     {"dram", slot.write && slot.store_dram}});
+    k.report["lx_resident"] = res;
+  }
   k.report["unit"] = "sfp";
   k.report["split"] = {{"cores_used", cores_used},
                        {"rows", U},

@@ -18,7 +18,8 @@ void plant(nlohmann::json& b, LxPlanError err, int64_t stick) {
 }  // namespace
 
 nlohmann::json build_lx_plan(nlohmann::json& kernels, const std::vector<KernelPcs>& pcs,
-                             const arch::ArchConfig& cfg, LxPlanError err) {
+                             const arch::ArchConfig& cfg, LxPlanError err,
+                             const LxResidencyPlan& residency, const std::vector<GroupLx>& groups) {
   const size_t ncores = static_cast<size_t>(cfg.cores);
   nlohmann::json buffers = nlohmann::json::array();
   // Per core: the kernel with the largest live bytes (all of a kernel's buffers share its
@@ -66,8 +67,34 @@ nlohmann::json build_lx_plan(nlohmann::json& kernels, const std::vector<KernelPc
     }
     fits = fits && high <= cfg.lx_usable_bytes();
   }
+  for (const auto& rb : residency.buffers) {
+    const size_t lo = rb.producer, hi = rb.readers.back();
+    if (hi >= pcs.size() || !groups[lo].division) continue;
+    nlohmann::json live = nlohmann::json::array(), cores = nlohmann::json::array();
+    const auto& rows = groups[lo].division->core_rows;
+    for (size_t c = 0; c < ncores && c < rows.size(); ++c)
+      if (rows[c].second > rows[c].first && pcs[lo].first[c] >= 0 && pcs[hi].last[c] >= 0) {
+        live.push_back({c, pcs[lo].first[c], pcs[hi].last[c]});
+        cores.push_back(c);
+      }
+    nlohmann::json b = {{"buffer", rb.buffer},  {"kernel", groups[lo].name},
+                        {"kernel_id", lo},      {"last_kernel", groups[hi].name},
+                        {"last_kernel_id", hi}, {"resident", true},
+                        {"offset", rb.lx},      {"bytes", rb.bytes},
+                        {"cores", cores},       {"live", live}};
+    plant(b, err, cfg.stick_bytes);
+    buffers.push_back(b);
+  }
   nlohmann::json peaks = nlohmann::json::array();
   for (auto& p : peak) peaks.push_back(p);
+  const int64_t usable = cfg.lx_usable_bytes();
+  const int64_t runtime_at = cfg.lx_size_bytes - cfg.lx_reserve_bytes;
+  nlohmann::json reserved = nlohmann::json::array();
+  if (runtime_at > usable)
+    reserved.push_back({{"what", "back end"}, {"offset", usable}, {"bytes", runtime_at - usable}});
+  if (cfg.lx_reserve_bytes > 0)
+    reserved.push_back(
+        {{"what", "runtime"}, {"offset", runtime_at}, {"bytes", cfg.lx_reserve_bytes}});
   return {{"format", "spyre-lx-plan/1"},
           {"pc",
            "dynamic instruction index: position in the core's expanded instruction stream "
@@ -76,6 +103,7 @@ nlohmann::json build_lx_plan(nlohmann::json& kernels, const std::vector<KernelPc
           {"usable_bytes", cfg.lx_usable_bytes()},
           {"size_bytes", cfg.lx_size_bytes},
           {"fits", fits},
+          {"reserved", reserved},
           {"buffers", buffers},
           {"peak", peaks},
           {"spill_scratch_bytes", spill_scratch_bytes(kernels)},

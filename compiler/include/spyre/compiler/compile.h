@@ -66,6 +66,10 @@ struct CompileOptions {
   // `compiler.split_reduction=on|off`: reductions over fewer rows than workers are split into
   // partial and final reductions (split_reduction.h).
   bool split_reduction = true;
+  // `compiler.lx_planning=on|off`: the whole-graph LX plan keeps buffers in LX between kernels
+  // and drops the barriers it makes unnecessary (lx_residency.h); off: every kernel starts from
+  // an empty LX and ends at a barrier.
+  bool lx_planning = true;
   // `compiler.debug.lx_plan_error=none|shift|shrink|overlap`,
   // `compiler.debug.force_fusion=none|all|i,j,...`, `compiler.debug.conv_halo=auto|halo|taps`.
   CompileDebug debug;

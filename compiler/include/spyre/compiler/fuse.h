@@ -26,6 +26,8 @@
 #include "spyre/compiler/cost.h"
 #include "spyre/compiler/dram_plan.h"
 #include "spyre/compiler/ir.h"
+#include "spyre/compiler/kernel.h"
+#include "spyre/compiler/lx_residency.h"
 #include "spyre/compiler/stream.h"
 
 namespace spyre::compiler {
@@ -55,17 +57,26 @@ std::shared_ptr<const ir::Node> merge_loop_nodes(const ir::Graph& g,
                                                  const std::set<std::string>& keep,
                                                  std::string* why);
 
+// Storages a group reads from DRAM (written outside it or graph inputs) and writes to DRAM
+// (live_out).
+std::set<std::string> group_reads(const ir::Graph& g, const FusionGroup& grp);
+std::set<std::string> group_writes(const ir::Graph& g, const FusionGroup& grp);
+
 struct GroupKernel {
   KernelPrediction pred;
   nlohmann::json report;  // the kernel's report entry, without id/name
   int64_t lx_bytes = 0;
+  std::optional<LoopDivision> division;  // a loop kernel's (kernel.h)
+  bool cross_core = false;               // multicasts, sends over a ring or signals another core
 };
 
-// Lowers the group as kernel `id` into `cores` and closes it (barrier, or halt when `last`).
-// Throws spyre::Error as the lowering does.
+// Lowers the group as kernel `id` into `cores` and closes it: a barrier, nothing when `lx`
+// says the next kernel needs none (the streams keep ordering each core across it), or halt
+// when `last`. `lx` (lx_residency.h): its LX-resident buffers and working-set cap. Throws
+// spyre::Error as the lowering does.
 GroupKernel lower_group(const CompileContext& ctx, const ir::Graph& g, const FusionGroup& grp,
                         const arch::ArchConfig& cfg, const DramPlan& dram, uint16_t id,
-                        std::vector<CoreStream>& cores, bool last);
+                        std::vector<CoreStream>& cores, bool last, const KernelLx* lx = nullptr);
 
 struct FusionPlan {
   std::vector<FusionGroup> groups;  // kernel order

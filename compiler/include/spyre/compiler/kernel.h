@@ -1,7 +1,10 @@
 #pragma once
 // What a lowering pass gets for one IR node: the graph, the chip, the DRAM plan, one stream
 // per core, an LX arena (the same layout on every core) and the report entry to fill.
+#include <algorithm>
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +39,40 @@ class LxArena {
   nlohmann::json plan_ = nlohmann::json::array();
 };
 
+// How a loop kernel (lower/loops.cpp) divides its rows, and how it reads and writes each
+// buffer: what plan/lx_residency.cpp needs to keep a buffer in LX from one kernel to the next
+// (both kernels giving every core the same rows of it).
+struct LoopDivision {
+  int64_t rows = 0, cols = 0;                          // the tile space; a core holds all cols
+  std::vector<std::pair<int64_t, int64_t>> core_rows;  // per core: [lo, hi), empty when idle
+  struct BufferAccess {
+    std::string storage;  // the buffer owning the storage
+    bool store = false;
+    int64_t elem = 0, rc = 0, cc = 0;  // storage element = elem + rc * row + cc * col
+    bool r = false, c = false;         // the value varies along the rows / the cols
+    isa::DType dt = isa::DType::F16;
+    // The value can live outside the kernel's arenas for all of the core's rows: it varies
+    // along the rows, in the tile layout (not transposed); a store's value is computed here
+    // (not a load) and stored once.
+    bool placeable = false;
+    bool same_place(const BufferAccess& o) const {
+      return storage == o.storage && elem == o.elem && rc == o.rc && cc == o.cc && r == o.r &&
+             c == o.c && dt == o.dt;
+    }
+  };
+  std::vector<BufferAccess> accesses;
+  // Bytes one core's rows of an access's value take in LX, the row layout of the arenas.
+  int64_t slice_bytes(const BufferAccess& a, int64_t stick) const;
+};
+
+// A buffer kept in LX across kernels (plan/lx_residency.cpp), as one kernel sees it: a core's
+// rows [lo, hi) of it at `lx` + (row - lo) * row bytes, on every core.
+struct ResidentSlot {
+  int64_t lx = 0;
+  bool write = false;       // this kernel produces it (else: reads it from LX)
+  bool store_dram = false;  // producer: also write it to DRAM (a graph output, other readers)
+};
+
 struct Kernel {
   const CompileContext& ctx;
   const ir::Graph& g;
@@ -50,11 +87,19 @@ struct Kernel {
   // fused epilogue, fuse.h), and whether the matmul's own output is still stored to DRAM.
   const ir::Node* epilogue = nullptr;
   bool store_output = true;
+  // LX residency (plan/lx_residency.cpp): buffers this kernel keeps in / takes from LX by
+  // storage name, and the top of its own working set (-1: the whole usable LX). Loop kernels
+  // report their division.
+  std::map<std::string, ResidentSlot> resident = {};
+  int64_t lx_top = -1;
+  std::optional<LoopDivision> division = std::nullopt;
 
   Emitter emitter(int64_t core) { return Emitter(cores[static_cast<size_t>(core)], id); }
   // An empty arena of this compile (its debug options) for the kernel or a trial lowering.
   LxArena new_arena() const { return LxArena(0, cfg.stick_bytes, ctx.opts.debug.lx_plan_error); }
-  int64_t lx_budget() const { return cfg.lx_usable_bytes(); }
+  int64_t lx_budget() const {
+    return lx_top >= 0 ? std::min(lx_top, cfg.lx_usable_bytes()) : cfg.lx_usable_bytes();
+  }
   // spyre::Error "<file>: node opN (aten..., at src:line): <what>".
   [[noreturn]] void unsupported(const std::string& what) const;
   // DRAM byte address of element `elem` of `buffer`'s storage.

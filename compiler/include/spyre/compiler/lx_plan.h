@@ -10,6 +10,7 @@
 
 #include "spyre/arch/arch.h"
 #include "spyre/compiler/compile.h"
+#include "spyre/compiler/lx_residency.h"
 
 namespace spyre::compiler {
 
@@ -21,12 +22,16 @@ struct KernelPcs {
 
 // Builds `lx_plan` from each kernel entry's `lx.plan` (LxArena::to_json) and the kernel's pcs.
 // The LX allocator knows no lifetime finer than a kernel, so every buffer is live over its
-// kernel's interval on each core that runs the kernel. `err` Shift/Shrink rewrite what the plan
-// claims (kernel entries included) without touching the code: a planted defect.
-// Spills (lower/loops_columns.cpp): each kernel entry's `spills` become the plan's `spills`,
-// each with its kernel's name and id.
+// kernel's interval on each core that runs the kernel. Buffers kept in LX across kernels
+// (`residency`, lx_residency.h) are live on each core that holds rows of them from its producer's
+// first instruction to its last reader's last. `err` Shift/Shrink rewrite what the plan claims
+// (kernel entries included) without touching the code: a planted defect. Spills
+// (lower/loops_columns.cpp): each kernel entry's `spills` become the plan's `spills`, each with
+// its kernel's name and id. `reserved`: the LX the compiler leaves alone, the runtime's reserve
+// at the top and the back end's share below it.
 nlohmann::json build_lx_plan(nlohmann::json& kernels, const std::vector<KernelPcs>& pcs,
-                             const arch::ArchConfig& cfg, LxPlanError err);
+                             const arch::ArchConfig& cfg, LxPlanError err,
+                             const LxResidencyPlan& residency, const std::vector<GroupLx>& groups);
 
 // Bytes of the DRAM spill scratch region (DramPlan::scratch_addr) the kernels need: the largest
 // `spill_scratch_bytes` of any kernel entry (they run one after another and share it), 0 if none.

@@ -42,6 +42,9 @@ class CoreStream {
   void barrier(uint16_t kernel);
   void halt(uint16_t kernel);
   const std::vector<isa::Instr>& instrs() const { return out_; }
+  // Every instruction of kernel `kernel` emitted so far: flushed ones with their tokens, those
+  // still pending (a kernel boundary without a barrier does not flush) without (cost estimates).
+  std::vector<isa::Instr> kernel_instrs(uint16_t kernel) const;
   // Instructions of the kernel in progress, without tokens (for cost estimates).
   size_t pending() const { return entries_.size(); }
 

@@ -1,0 +1,72 @@
+#pragma once
+// The whole-graph LX plan: which buffers stay in LX from the kernel that writes them to the
+// kernels that read them, where, and which kernel boundaries still need a chip-wide barrier.
+//
+// A buffer stays in LX when its producer and a reader are loop kernels that give every core the
+// same rows of it, laid out the same way (LoopDivision, kernel.h): core c computes its rows into
+// an LX slot and the reader on core c uses them from there, with no DRAM trip. It is still
+// written to DRAM when it is a graph output or another kernel reads it (not from LX). Slots are
+// placed from the top of the usable LX downward (an interval allocator over the kernels they
+// live through), never over a kernel's own working set (measured by a first lowering of every
+// kernel), and each kernel then lowers with its working set capped below the slots live in it.
+//
+// Barriers: kernel k+1 needs no barrier after k when everything it reads that a kernel since
+// the last barrier wrote, it reads from LX on the same core, it writes nothing those kernels
+// read or wrote, and it touches no other core (no multicast, ring transfer or remote signal:
+// its first tiles would land in LX another core still uses for k); the stream keeps ordering
+// each core's instructions across the boundary. Kernels that spill (lower/loops_columns.cpp)
+// share a DRAM scratch region and keep their barriers.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "spyre/arch/arch.h"
+#include "spyre/compiler/ir.h"
+#include "spyre/compiler/kernel.h"
+
+namespace spyre::compiler {
+
+// What the first lowering of a kernel tells the plan.
+struct GroupLx {
+  std::string name;                      // the kernel's name
+  std::optional<LoopDivision> division;  // loop kernels
+  int64_t lx_peak = 0;                   // its own working set, bytes per core
+  std::set<std::string> reads, writes;   // storages it reads and writes in DRAM
+  bool spills = false;                   // uses the DRAM spill scratch region
+  bool cross_core = false;               // multicasts, ring transfers or signals another core
+};
+
+// What one kernel gets from the plan (lower_group).
+struct KernelLx {
+  std::map<std::string, ResidentSlot> resident;
+  int64_t lx_top = -1;        // cap of its own working set (-1: the usable LX)
+  bool barrier_after = true;  // close it with a barrier (the last kernel halts)
+};
+
+struct ResidentBuffer {
+  std::string buffer;
+  size_t producer = 0;
+  std::vector<size_t> readers;  // kernels that read it from LX
+  int64_t lx = 0, bytes = 0;    // per-core offset and size
+  bool store_dram = false;
+  std::string dram_reason;  // why it is written to DRAM too
+};
+
+struct LxResidencyPlan {
+  std::vector<KernelLx> kernels;  // one per kernel
+  std::vector<ResidentBuffer> buffers;
+  nlohmann::json decisions = nlohmann::json::array();  // every candidate: kept, or why not
+  nlohmann::json barriers = nlohmann::json::array();   // every boundary: kept, or why not
+  nlohmann::json to_json(const std::vector<GroupLx>& groups) const;
+};
+
+// `enabled` false (compiler.lx_planning=off): nothing resident, a barrier after every kernel.
+LxResidencyPlan plan_lx_residency(const ir::Graph& g, const std::vector<GroupLx>& groups,
+                                  const arch::ArchConfig& cfg, bool enabled);
+
+}  // namespace spyre::compiler

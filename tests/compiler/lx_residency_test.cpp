@@ -1,0 +1,133 @@
+// The whole-graph LX plan (lx_residency.h) on hand-made kernels: what stays in LX, where, and
+// which barriers go. End to end (outputs identical with the plan on and off, trace replay):
+// tests/python/test_lx_planning.py.
+#include <gtest/gtest.h>
+
+#include "spyre/compiler/lx_residency.h"
+
+namespace spyre::compiler {
+namespace {
+
+ir::Graph graph(const std::vector<std::string>& buffers, const std::vector<std::string>& inputs,
+                const std::vector<std::string>& outputs) {
+  ir::Graph g;
+  for (const auto& b : buffers) {
+    ir::Buffer buf;
+    buf.name = b;
+    buf.kind = "intermediate";
+    buf.size = {256, 64};
+    buf.stride = {64, 1};
+    g.buffers.push_back(buf);
+  }
+  g.inputs = inputs;
+  for (const auto& o : outputs) {
+    ir::TensorView v;
+    v.buffer = o;
+    g.outputs.push_back(v);
+  }
+  return g;
+}
+
+// A loop kernel over [256, 64] fp16 rows, 64 per core on 4 cores, storing `out` and loading
+// `in` with the same row layout.
+GroupLx loop(const std::string& name, const std::vector<std::string>& in,
+             const std::vector<std::string>& out, int64_t peak = 4096, int64_t rows = 256) {
+  GroupLx k;
+  k.name = name;
+  LoopDivision d;
+  d.rows = rows;
+  d.cols = 64;
+  for (int64_t c = 0; c < 4; ++c) d.core_rows.emplace_back(c * rows / 4, (c + 1) * rows / 4);
+  for (const auto& b : in) {
+    d.accesses.push_back({b, false, 0, 64, 1, true, true, isa::DType::F16, true});
+    k.reads.insert(b);
+  }
+  for (const auto& b : out) {
+    d.accesses.push_back({b, true, 0, 64, 1, true, true, isa::DType::F16, true});
+    k.writes.insert(b);
+  }
+  k.division = d;
+  k.lx_peak = peak;
+  return k;
+}
+
+TEST(LxResidency, ABufferBothKernelsSliceAlikeStaysInLxAtTheTopAndItsBarrierGoes) {
+  const auto cfg = arch::load_arch("tiny");
+  const ir::Graph g = graph({"x", "t", "y"}, {"x"}, {"y"});
+  const std::vector<GroupLx> ks = {loop("k0", {"x"}, {"t"}), loop("k1", {"t"}, {"y"})};
+  const LxResidencyPlan p = plan_lx_residency(g, ks, cfg, true);
+  ASSERT_EQ(p.buffers.size(), 1u);
+  const ResidentBuffer& b = p.buffers[0];
+  EXPECT_EQ(b.buffer, "t");
+  EXPECT_EQ(b.bytes, 64 * 64 * 2);  // a core's 64 rows of 64 fp16
+  EXPECT_EQ(b.lx, cfg.lx_usable_bytes() - b.bytes);
+  EXPECT_FALSE(b.store_dram);  // nobody else reads it, not an output
+  EXPECT_TRUE(p.kernels[0].resident.at("t").write);
+  EXPECT_FALSE(p.kernels[1].resident.at("t").write);
+  EXPECT_EQ(p.kernels[0].lx_top, b.lx);
+  EXPECT_EQ(p.kernels[1].lx_top, b.lx);
+  EXPECT_FALSE(p.kernels[0].barrier_after);  // k1 reads only what stays on its core
+  // y, the graph output, has no reader: it goes to DRAM.
+  EXPECT_EQ(p.to_json(ks)["barriers_dropped"], 1);
+}
+
+TEST(LxResidency, AnOutputOrAnotherReaderKeepsTheDramCopy) {
+  const auto cfg = arch::load_arch("tiny");
+  const ir::Graph g = graph({"x", "t", "y", "z"}, {"x"}, {"t", "y", "z"});
+  GroupLx mm;  // a matmul-like kernel: no row division
+  mm.name = "mm";
+  mm.reads = {"t"};
+  mm.writes = {"z"};
+  mm.cross_core = true;
+  const std::vector<GroupLx> ks = {loop("k0", {"x"}, {"t"}), loop("k1", {"t"}, {"y"}), mm};
+  const LxResidencyPlan p = plan_lx_residency(g, ks, cfg, true);
+  ASSERT_EQ(p.buffers.size(), 1u);
+  EXPECT_TRUE(p.buffers[0].store_dram);
+  EXPECT_EQ(p.buffers[0].dram_reason, "graph output");
+  EXPECT_EQ(p.buffers[0].readers, std::vector<size_t>{1});
+  EXPECT_TRUE(p.kernels[1].barrier_after);  // mm multicasts: it waits for every core
+}
+
+TEST(LxResidency, OtherRowsOrNoRoomMeanDram) {
+  const auto cfg = arch::load_arch("tiny");
+  const ir::Graph g = graph({"x", "t", "y"}, {"x"}, {"y"});
+  // The reader divides 512 rows: core c's rows of t are not the ones it computed.
+  const std::vector<GroupLx> other = {loop("k0", {"x"}, {"t"}),
+                                      loop("k1", {"t"}, {"y"}, 4096, 512)};
+  LxResidencyPlan p = plan_lx_residency(g, other, cfg, true);
+  EXPECT_TRUE(p.buffers.empty());
+  EXPECT_TRUE(p.kernels[0].barrier_after);  // k1 reads t from DRAM
+  // Working sets that leave less than a slice of room.
+  const int64_t full = cfg.lx_usable_bytes() - 4096;
+  const std::vector<GroupLx> big = {loop("k0", {"x"}, {"t"}, full), loop("k1", {"t"}, {"y"})};
+  p = plan_lx_residency(g, big, cfg, true);
+  EXPECT_TRUE(p.buffers.empty());
+  bool said = false;
+  for (const auto& d : p.decisions)
+    said = said || d["reason"].get<std::string>().rfind("no LX room", 0) == 0;
+  EXPECT_TRUE(said) << p.decisions.dump();
+}
+
+TEST(LxResidency, BarriersStayForDramTrafficSpillsAndWhenOff) {
+  const auto cfg = arch::load_arch("tiny");
+  const ir::Graph g = graph({"x", "a", "b", "y"}, {"x"}, {"a", "y"});
+  // k1 is independent of k0 (reads only the graph input): no barrier; k2 reads a (an output
+  // written by k0 to DRAM too) from LX but b from DRAM (k1 wrote it after the last barrier).
+  GroupLx k0 = loop("k0", {"x"}, {"a"}), k1 = loop("k1", {"x"}, {"b"});
+  GroupLx k2 = loop("k2", {"a"}, {"y"});
+  k2.reads.insert("b");
+  LxResidencyPlan p = plan_lx_residency(g, {k0, k1, k2}, cfg, true);
+  EXPECT_FALSE(p.kernels[0].barrier_after);
+  EXPECT_TRUE(p.kernels[1].barrier_after);
+  EXPECT_NE(p.barriers[1]["reason"].get<std::string>().find("reads b from DRAM"),
+            std::string::npos);
+  k1.spills = true;
+  p = plan_lx_residency(g, {k0, k1, k2}, cfg, true);
+  EXPECT_TRUE(p.kernels[0].barrier_after);
+  p = plan_lx_residency(g, {k0, k1, k2}, cfg, false);
+  EXPECT_TRUE(p.buffers.empty());
+  for (const auto& k : p.kernels) EXPECT_TRUE(k.resident.empty() && k.barrier_after);
+}
+
+}  // namespace
+}  // namespace spyre::compiler
