@@ -1,6 +1,7 @@
 #include "spyre/compiler/divide.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <initializer_list>
 #include <map>
@@ -88,9 +89,11 @@ double soft_max(std::initializer_list<double> xs) {
   return hi * std::pow(sum, 0.25);
 }
 
-MatmulGrid search_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg, int64_t lx_budget,
-                              const MatmulLxFn& lx_bytes, const MatmulSplit& forced,
-                              nlohmann::json* alternatives);
+// The best grid, then the best few of the other splits (at most 3).
+std::vector<MatmulGrid> search_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
+                                           int64_t lx_budget, const MatmulLxFn& lx_bytes,
+                                           const MatmulSplit& forced, const CostParams& cp,
+                                           nlohmann::json* alternatives);
 
 }  // namespace
 
@@ -122,7 +125,8 @@ nlohmann::json MatmulGrid::to_json() const {
             {"reduce_cycles", reduce_cycles},
             {"overhead_cycles", overhead_cycles},
             {"first_tile_cycles", first_tile_cycles},
-            {"channel_share", {{"a", chan_a}, {"b", chan_b}, {"out", chan_o}}}}},
+            {"channel_share", {{"a", chan_a}, {"b", chan_b}, {"out", chan_o}}},
+            {"run_efficiency", {{"a", run_a}, {"b", run_b}, {"out", run_o}}}}},
           {"panel", {{"a", a_panel}, {"b", b_panel}}},
           {"lead", lead},
           {"slots", bufs},
@@ -141,7 +145,8 @@ int64_t matmul_roofline_cycles(const MatmulShape& s, const arch::ArchConfig& cfg
 
 MatmulGrid choose_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg, int64_t lx_budget,
                               const MatmulLxFn& lx_bytes, const MatmulSplit& forced, GridMemo* memo,
-                              nlohmann::json* alternatives, const std::vector<int64_t>* lx_key) {
+                              nlohmann::json* alternatives, const std::vector<int64_t>* lx_key,
+                              const CostParams& cp, std::vector<MatmulGrid>* runners_up) {
   std::vector<int64_t> memo_key;
   if (memo && lx_key) {
     memo_key = {s.batch, s.m, s.n, s.k, s.a_bytes, s.b_bytes, s.out_bytes, s.a_contiguous,
@@ -155,27 +160,34 @@ MatmulGrid choose_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
     memo_key.insert(memo_key.end(), lx_key->begin(), lx_key->end());
     auto it = memo->answers.find(memo_key);
     if (it != memo->answers.end()) {
-      if (alternatives) *alternatives = it->second.second;
-      return it->second.first;
+      if (alternatives) *alternatives = it->second.alternatives;
+      if (runners_up) runners_up->assign(it->second.ranked.begin() + 1, it->second.ranked.end());
+      return it->second.ranked.front();
     }
   }
-  nlohmann::json alts;
-  MatmulGrid g = search_matmul_grid(s, cfg, lx_budget, lx_bytes, forced, &alts);
-  if (memo && lx_key) memo->answers.emplace(memo_key, std::make_pair(g, alts));
-  if (alternatives) *alternatives = std::move(alts);
+  GridMemo::Answer a;
+  a.ranked = search_matmul_grid(s, cfg, lx_budget, lx_bytes, forced, cp, &a.alternatives);
+  if (alternatives) *alternatives = a.alternatives;
+  if (runners_up) runners_up->assign(a.ranked.begin() + 1, a.ranked.end());
+  const MatmulGrid g = a.ranked.front();
+  if (memo && lx_key) memo->answers.emplace(memo_key, std::move(a));
   return g;
 }
 
 namespace {
 
-MatmulGrid search_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg, int64_t lx_budget,
-                              const MatmulLxFn& lx_bytes, const MatmulSplit& forced,
-                              nlohmann::json* alternatives) {
+std::vector<MatmulGrid> search_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
+                                           int64_t lx_budget, const MatmulLxFn& lx_bytes,
+                                           const MatmulSplit& forced, const CostParams& cp,
+                                           nlohmann::json* alternatives) {
   const int64_t row_align = s.m >= cfg.pt_rows * cfg.corelets ? cfg.pt_rows * cfg.corelets : 1;
   const int64_t col_align = s.n >= cfg.pt_lanes ? cfg.pt_lanes : 1;
+  // K is split and tiled in 64s (a DRAM word of fp16). A shorter K may still be split, but
+  // each core's K block stays one tile: K tiles of a few elements make DMA rows of a few bytes
+  // (a bmm with K = 64 cut to K tiles of 1 simulated 2.6x slower than whole).
   const int64_t k_align = s.k >= 128 ? 64 : 1;
-  const double bw = cfg.dram_bytes_per_cycle();
-  const double lat = static_cast<double>(cfg.ns_to_cycles(cfg.dram_latency_ns));
+  const double bw = cp.dram_bytes_per_cycle(cfg);
+  const double lat = static_cast<double>(cp.dram_latency_cycles(cfg));
   const isa::DType dt = s.a_bytes == 1   ? isa::DType::I8
                         : s.a_bytes == 4 ? isa::DType::F32
                                          : isa::DType::F16;
@@ -191,10 +203,17 @@ MatmulGrid search_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
       s.b_row_bytes > 0 ? s.b_row_bytes : (s.b_transposed ? s.k : s.n) * s.b_bytes;
   const int64_t o_row = s.out_row_bytes > 0 ? s.out_row_bytes : s.n * s.out_bytes;
   ChannelShare share(cfg);
-  // Reads and writes sharing the bus pay the turnarounds: IBM's fit of Spyre's DRAM, T = (R +
-  // W) / 150 GB/s + 0.00574 ns x min(R, W) (shared/calibration/spyre_measured.json), which
-  // the lpddr5 model reproduces within 3 % (sim/README.md); the fifo model has none.
-  const double turnaround = cfg.dram_impl == "lpddr5" ? 0.00574 * cfg.clock_ghz : 0.0;
+  std::map<std::array<int64_t, 3>, double> run_effs;  // the candidates repeat few row shapes
+  auto run_eff = [&](int64_t run, int64_t stride, int64_t rows) {
+    const std::array<int64_t, 3> key = {run, stride, std::min<int64_t>(rows, 64)};
+    auto it = run_effs.find(key);
+    if (it == run_effs.end())
+      it = run_effs.emplace(key, cp.run_efficiency(cfg, run, stride, rows, 0, true)).first;
+    return it->second;
+  };
+  // Reads and writes sharing the bus pay the turnarounds (cost.h, CostParams: IBM's fit of
+  // Spyre's DRAM, which the lpddr5 model reproduces within 3 %, sim/README.md; none on fifo).
+  const double turnaround = cp.turnaround_cycles_per_byte(cfg);
   // Share of the channels covered by the tiles the cores load (store) together: the first two
   // distinct tiles of each distinct block of the operand (a load runs one step ahead). `which`:
   // 0 A, 1 B, 2 output, 3 A of one K step only (a lead group's K-outer walk loads the A tiles
@@ -256,9 +275,16 @@ MatmulGrid search_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
     const double b_bytes =
         b_total * static_cast<double>((b_kept ? 1 : nmt) * (x.mcast_b ? 1 : x.gm));
     x.dram_bytes = static_cast<int64_t>(a_bytes + b_bytes + o_total);
-    x.chan_a = coverage(x, 0, nkt);
-    x.chan_b = coverage(x, 1, nkt);
-    x.chan_o = coverage(x, 2, nkt);
+    // Each stream's share of the bandwidth: the channels its concurrent tile rows cover, times
+    // the DRAM's efficiency on rows that short (cost.h: run_efficiency; the kernel prediction
+    // uses the same).
+    x.run_a = run_eff(x.tk * s.a_bytes, a_row, x.tm);
+    x.run_b = s.b_transposed ? run_eff(x.tk * s.b_bytes, b_row, x.tn)
+                             : run_eff(x.tn * s.b_bytes, b_row, x.tk);
+    x.run_o = run_eff(x.tn * s.out_bytes, o_row, x.tm);
+    x.chan_a = coverage(x, 0, nkt) * x.run_a;
+    x.chan_b = coverage(x, 1, nkt) * x.run_b;
+    x.chan_o = coverage(x, 2, nkt) * x.run_o;
     const double reads = a_bytes / (bw * x.chan_a) + b_bytes / (bw * x.chan_b);
     // DMA engine of a core: its share of the A and B tiles, each instruction paying setup and
     // latency; requests as long as the tile's contiguous rows.
@@ -295,7 +321,7 @@ MatmulGrid search_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
     const double b_first = static_cast<double>(x.gb * x.gn * x.gk * (x.mcast_b ? 1 : x.gm)) *
                            static_cast<double>(x.kb * x.tn * s.b_bytes);
     // A lead group walks K outside: the A tiles it loads together share one K step's channels.
-    const double chan_a_first = lead > 1 ? coverage(x, 3, nkt) : x.chan_a;
+    const double chan_a_first = lead > 1 ? coverage(x, 3, nkt) * x.run_a : x.chan_a;
     const double dram_first = a_first / (bw * chan_a_first) + b_first / (bw * x.chan_b);
     // The rest: the remaining reads and stores. With a panel the lead tiles are stored during
     // the first phase's last K step (below); the turnarounds are paid where reads and writes
@@ -392,8 +418,8 @@ MatmulGrid search_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
                           : tile_candidates(extent, unit, cap);
     };
     for (int64_t tm : extents(forced.tiles[0], g.mb, row_align, 512))
-      for (int64_t tn : extents(forced.tiles[1], g.nb, col_align, 1024))
-        for (int64_t tk : extents(forced.tiles[2], g.kb, k_align, 2048))
+      for (int64_t tn : extents(forced.tiles[1], g.nb, col_align, 4096))
+        for (int64_t tk : extents(forced.tiles[2], g.kb, s.k >= 128 ? k_align : g.kb, 2048))
           for (int panel = 0; panel < 3; ++panel) {  // none, A panel, B panel
             const int64_t bufs = 2;                  // MatmulGrid::bufs
             MatmulGrid x = g;
@@ -412,6 +438,7 @@ MatmulGrid search_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
             x.b_panel = panel == 2;
             if (x.a_panel && (nkt == 1 || nnt == 1 || x.mcast_a)) continue;
             if (x.b_panel && (nkt == 1 || nmt == 1 || x.mcast_b)) continue;
+            if (forced.lead > 1 && !x.b_panel) continue;  // a forced lead group is a B panel's
             // A lead group (B panel, several m tiles): one more accumulator per tile and a third
             // A slot; up to 16 tiles where the first phase is predicted as a pipeline (no K
             // split), else up to 4 (the max of its parts grows optimistic with longer leads).
@@ -469,7 +496,7 @@ MatmulGrid search_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
     g.tk = std::min<int64_t>(s.k, 64);
     g.cores_used = 1;
     g.forced = forced.forced();
-    return g;
+    return {g};
   }
   auto key = [](const MatmulGrid& y) {
     return std::make_tuple(y.predicted_cycles, y.dram_bytes, y.cores_used);
@@ -484,7 +511,8 @@ MatmulGrid search_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
       alternatives->push_back(a);
     }
   }
-  return all.front();
+  all.resize(std::min<size_t>(all.size(), 4));
+  return all;
 }
 
 }  // namespace

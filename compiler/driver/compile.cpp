@@ -122,6 +122,33 @@ void CompileOptions::set(const std::string& key, const std::string& value) {
     hw_loops = on_off(key, value, "on or off");
     return;
   }
+  if (key.rfind("cost.", 0) == 0) {  // the cost model's constants (cost.h)
+    static const std::map<std::string, double CostParams::*> fields = {
+        {"cost.dram_efficiency", &CostParams::dram_efficiency},
+        {"cost.turnaround_ns_per_byte", &CostParams::turnaround_ns_per_byte},
+        {"cost.strided_channel_rate", &CostParams::strided_channel_rate},
+        {"cost.strided_visit_words", &CostParams::strided_visit_words}};
+    auto f = fields.find(key);
+    if (f == fields.end())
+      throw Error("compiler." + key,
+                  "unknown cost parameter (known: cost.dram_efficiency, "
+                  "cost.turnaround_ns_per_byte, cost.strided_channel_rate, "
+                  "cost.strided_visit_words)");
+    double v = 0;
+    try {
+      size_t used = 0;
+      v = std::stod(value, &used);
+      if (used != value.size()) throw std::invalid_argument(value);
+    } catch (const std::exception&) {
+      throw Error("compiler." + key, "expected a number, got '" + value + "'");
+    }
+    const bool fraction = key == "cost.dram_efficiency" || key == "cost.strided_channel_rate";
+    if (fraction && !(v > 0 && v <= 1))
+      throw Error("compiler." + key, "expected a fraction in (0, 1], got '" + value + "'");
+    if (!(v >= 0)) throw Error("compiler." + key, "must not be negative, got '" + value + "'");
+    cost.*(f->second) = v;
+    return;
+  }
   if (key == "lx_planning") {
     lx_planning = on_off(key, value, "on or off");
     return;
@@ -210,6 +237,10 @@ const std::vector<std::string>& CompileOptions::keys() {
                                              "split_reduction",
                                              "lx_planning",
                                              "layout_copy",
+                                             "cost.dram_efficiency",
+                                             "cost.turnaround_ns_per_byte",
+                                             "cost.strided_channel_rate",
+                                             "cost.strided_visit_words",
                                              "debug.lx_plan_error",
                                              "debug.force_fusion",
                                              "debug.conv_halo"};
@@ -250,6 +281,11 @@ nlohmann::json CompileOptions::to_json() const {
           {"split_reduction", split_reduction},
           {"lx_planning", lx_planning},
           {"layout_copy", layout_copy},
+          {"cost",
+           {{"dram_efficiency", cost.dram_efficiency},
+            {"turnaround_ns_per_byte", cost.turnaround_ns_per_byte},
+            {"strided_channel_rate", cost.strided_channel_rate},
+            {"strided_visit_words", cost.strided_visit_words}}},
           {"debug",
            {{"lx_plan_error", errs[static_cast<int>(debug.lx_plan_error)]},
             {"force_fusion", force},

@@ -183,7 +183,7 @@ GroupKernel lower_group(const CompileContext& ctx, const ir::Graph& g, const Fus
     slices.push_back(c.kernel_instrs(id));
   }
   GroupKernel out;
-  out.pred = predict(slices, cfg);
+  out.pred = predict(slices, cfg, ctx.opts.cost);
   out.division = k.division;
   for (const auto& sl : slices)
     for (const auto& in : sl)

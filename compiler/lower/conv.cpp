@@ -462,7 +462,7 @@ void lower_conv(Kernel& k) {
       s.barrier(0);
       slices.push_back(s.instrs());
     }
-    const KernelPrediction p = predict(slices, cfg);
+    const KernelPrediction p = predict(slices, cfg, k.ctx.opts.cost);
     if (i == 0) guess_cycles = p.cycles;
     if (best_cycles < 0 || p.cycles < best_cycles ||
         (p.cycles == best_cycles && p.dram_bytes < best_bytes)) {

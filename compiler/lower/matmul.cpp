@@ -16,6 +16,7 @@
 
 #include "matmul_emit.h"
 #include "matmul_walk.h"
+#include "spyre/compiler/cost.h"
 #include "spyre/compiler/divide.h"
 #include "spyre/compiler/epilogue.h"
 #include "spyre/compiler/kernel.h"
@@ -59,6 +60,13 @@ MatmulOperand matmul_operand(const ir::TensorView& v, const std::string& buffer,
   }
   return m;
 }
+
+namespace {
+// The LX plan, every core's instructions and the report of `grid` (the lowering after the
+// split is chosen).
+void emit_matmul(Kernel& k, MatmulPlan& p, const MatmulGrid& grid, const MatmulShape& shape,
+                 const MatmulLxFn& lx_bytes, bool trans_b, const Epilogue* ep);
+}  // namespace
 
 void lower_matmul(Kernel& k) {
   const ir::Node& n = k.node;
@@ -151,10 +159,12 @@ void lower_matmul(Kernel& k) {
                                        ep ? ep->slots : -1,
                                        ep ? static_cast<int64_t>(ep->p.vals.size()) : -1};
   nlohmann::json alternatives;
-  const MatmulGrid grid = [&] {
+  std::vector<MatmulGrid> runners_up;
+  const MatmulGrid searched = [&] {
     try {
       return choose_matmul_grid(shape, cfg, k.lx_budget(), lx_bytes, k.ctx.matmul_split,
-                                &k.ctx.grid_memo, &alternatives, &lx_key);
+                                &k.ctx.grid_memo, &alternatives, &lx_key, k.ctx.opts.cost,
+                                &runners_up);
     } catch (const Error& e) {  // a forced tiling that fits nowhere: say which node
       if (e.where() != "compiler.matmul_tiles") throw;
       const std::string what = e.what();
@@ -162,12 +172,79 @@ void lower_matmul(Kernel& k) {
                   k.g.file + ": " + ir::describe(n) + ": " + what.substr(e.where().size() + 2));
     }
   }();
-  if (grid.forced && grid.blocks() > cfg.cores)
+  if (searched.forced && searched.blocks() > cfg.cores)
     throw Error("compiler.matmul_split",
-                ir::describe(n) + ": split b=" + std::to_string(grid.gb) +
-                    " m=" + std::to_string(grid.gm) + " n=" + std::to_string(grid.gn) +
-                    " k=" + std::to_string(grid.gk) + " needs " + std::to_string(grid.blocks()) +
-                    " cores, the chip has " + std::to_string(cfg.cores));
+                ir::describe(n) + ": split b=" + std::to_string(searched.gb) +
+                    " m=" + std::to_string(searched.gm) + " n=" + std::to_string(searched.gn) +
+                    " k=" + std::to_string(searched.gk) + " needs " +
+                    std::to_string(searched.blocks()) + " cores, the chip has " +
+                    std::to_string(cfg.cores));
+
+  // The search ranks splits by its closed form; its best few are lowered and the kernel
+  // prediction (cost.h, the timeline of their instruction streams) picks among them. Ties keep
+  // the search's order.
+  const MatmulPlan plan = p;
+  auto emit = [&](Kernel& t, const MatmulGrid& grid) {
+    MatmulPlan q = plan;
+    emit_matmul(t, q, grid, shape, lx_bytes, trans_b, ep ? &*ep : nullptr);
+  };
+  MatmulGrid grid = searched;
+  nlohmann::json verified = nlohmann::json::array();
+  std::string pick_key;
+  if (!runners_up.empty()) {
+    nlohmann::json key = {n.name, k.epilogue ? k.epilogue->name : "", k.store_output, k.lx_top,
+                          k.lx_budget()};
+    for (const auto& [name, slot] : k.resident)
+      key.push_back({name, slot.lx, slot.write, slot.store_dram});
+    pick_key = key.dump();
+  }
+  if (auto it = k.ctx.matmul_pick.find(pick_key);
+      !pick_key.empty() && it != k.ctx.matmul_pick.end()) {
+    grid = it->second.first;
+    verified = it->second.second;
+  } else if (!runners_up.empty()) {
+    std::vector<MatmulGrid> cands = {searched};
+    cands.insert(cands.end(), runners_up.begin(), runners_up.end());
+    int64_t best = -1;
+    for (const MatmulGrid& c : cands) {
+      std::vector<CoreStream> scratch(k.cores.size());
+      Kernel t{k.ctx, k.g, k.node, cfg, k.dram, k.id, scratch, k.new_arena()};
+      t.epilogue = k.epilogue;
+      t.store_output = k.store_output;
+      t.resident = k.resident;
+      t.lx_top = k.lx_top;
+      emit(t, c);
+      std::vector<std::vector<isa::Instr>> slices;
+      for (auto& st : scratch) {
+        st.barrier(k.id);
+        slices.push_back(st.kernel_instrs(k.id));
+      }
+      const int64_t cycles = predict(slices, cfg, k.ctx.opts.cost).cycles;
+      nlohmann::json v = c.to_json();
+      v["tiles"] = {{"tm", c.tm}, {"tn", c.tn}, {"tk", c.tk}};
+      v["kernel_predicted_cycles"] = cycles;
+      verified.push_back(v);
+      if (best < 0 || cycles < best) best = cycles, grid = c;
+    }
+    k.ctx.matmul_pick.emplace(pick_key, std::make_pair(grid, verified));
+  }
+  emit(k, grid);
+  k.report["split"]["alternatives"] = alternatives;
+  if (!verified.empty()) k.report["split"]["kernel_predictions"] = verified;
+}
+
+namespace {
+
+void emit_matmul(Kernel& k, MatmulPlan& p, const MatmulGrid& grid, const MatmulShape& shape,
+                 const MatmulLxFn& lx_bytes, bool trans_b, const Epilogue* ep) {
+  const arch::ArchConfig& cfg = k.cfg;
+  const ir::Node& n = k.node;
+  const bool is_addmm = p.is_addmm;
+  const bool out_f32 = p.out_f32;
+  const int64_t esA = p.esA, esO = p.esO, esBias = p.esBias;
+  const bool bias_rows = p.bias_rows;
+  const int64_t Bt = shape.batch, M = shape.m, N = shape.n, K = shape.k;
+  p.ep = ep;
   p.grid = grid;
   const int64_t tm = grid.tm, tn = grid.tn, tk = grid.tk;
   const int64_t ctiles_per_core = grid.bb * ceil_div(grid.mb, tm) * ceil_div(grid.nb, tn);
@@ -248,7 +325,6 @@ void lower_matmul(Kernel& k) {
       chains.push_back(ch);
     }
   split["k_reduce"] = {{"kind", grid.gk > 1 ? "ring.red chain" : "none"}, {"chains", chains}};
-  split["alternatives"] = alternatives;
   split["roofline_cycles"] = matmul_roofline_cycles(shape, cfg);
   k.report["split"] = split;
   k.report["tiles"] = {{"tm", tm},           {"tn", tn},        {"tk", tk},
@@ -262,5 +338,7 @@ void lower_matmul(Kernel& k) {
                             {"lx_slots", ep->slots},
                             {"output_stored", k.store_output}};
 }
+
+}  // namespace
 
 }  // namespace spyre::compiler

@@ -177,7 +177,7 @@ KernelPrediction trial(Kernel& k, const std::function<void(Kernel&)>& lower) {
     s.barrier(0);
     slices.push_back(s.instrs());
   }
-  return predict(slices, k.cfg);
+  return predict(slices, k.cfg, k.ctx.opts.cost);
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
+#include <string>
 
 #include "spyre/arch/unit_timing.h"
 
@@ -83,30 +85,65 @@ nlohmann::json KernelPrediction::to_json() const {
           {"dram_cycles", dram_cycles}};
 }
 
-KernelPrediction predict(const std::vector<std::vector<isa::Instr>>& per_core,
-                         const arch::ArchConfig& cfg) {
-  KernelPrediction p;
-  int64_t busiest = 0;
-  for (const auto& instrs : per_core) {
-    std::array<int64_t, isa::kNumQueues> busy{};
-    for (const auto& in : instrs) {
-      InstrCost c = instr_cost(in, cfg);
-      busy[static_cast<size_t>(isa::queue_of(in))] += c.cycles;
-      p.dram_bytes += c.dram_bytes;
+double CostParams::dram_bytes_per_cycle(const arch::ArchConfig& cfg) const {
+  if (cfg.dram_impl != "lpddr5") return cfg.dram_bytes_per_cycle();
+  const double peak_gbps = static_cast<double>(cfg.dram_channels * cfg.dram_channel_width_bits) /
+                           8.0 * cfg.dram_data_rate_mtps / 1000.0;
+  return peak_gbps * dram_efficiency / cfg.clock_ghz;
+}
+
+bool CostParams::dram_visits(const arch::ArchConfig& cfg, int64_t run, int64_t stride, int64_t rows,
+                             int64_t addr, std::vector<DramVisit>& out,
+                             std::vector<char>* channels) const {
+  if (cfg.dram_impl != "lpddr5" || rows <= 1 || stride == run || run <= 0) return false;
+  // The default interleave (channels just above the word, then the columns of a DRAM row):
+  // the words of [addr, addr + run) + i * stride land on channel (a / word) % channels, in the
+  // DRAM row window a / (word * channels * columns). Counted over the first rows (a pattern
+  // repeats within a few dozen), at most 64.
+  const std::string& map = cfg.dram_address_map;
+  if (map.size() < 2 || map.substr(map.size() - 2) != "ch") return false;
+  const int64_t word = cfg.dram_word_bytes, nch = cfg.dram_channels;
+  const int64_t window = word * nch * std::max<int64_t>(1, cfg.dram_row_bytes / word);
+  if (channels) channels->assign(static_cast<size_t>(nch), 0);
+  const int64_t n = std::min<int64_t>(rows, 64);
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t w = (addr + r * stride) / word; w * word < addr + r * stride + run; ++w) {
+      if (channels) (*channels)[static_cast<size_t>(w % nch)] = 1;
+      out.push_back({w % nch, w * word / window});
     }
-    for (size_t q = 0; q < busy.size(); ++q) {
-      busiest = std::max(busiest, busy[q]);
-      if (q <= 1)
-        p.dma_cycles = std::max(p.dma_cycles, busy[q]);
-      else if (q <= 5)
-        p.compute_cycles = std::max(p.compute_cycles, busy[q]);
-    }
-  }
-  p.dram_cycles = static_cast<int64_t>(
-      std::ceil(static_cast<double>(p.dram_bytes) / cfg.dram_bytes_per_cycle()));
-  p.cycles = std::max(busiest, p.dram_cycles) + cfg.ns_to_cycles(cfg.dram_latency_ns) +
-             cfg.barrier_latency_cycles;
-  return p;
+  return true;
+}
+
+double CostParams::words_per_visit(std::vector<DramVisit>& visits) {
+  if (visits.empty()) return 0;
+  const auto words = static_cast<double>(visits.size());
+  std::sort(visits.begin(), visits.end());
+  return words / static_cast<double>(std::unique(visits.begin(), visits.end()) - visits.begin());
+}
+
+double CostParams::row_visit_factor(double v) const {
+  return std::min(1.0, strided_channel_rate * v / (v + strided_visit_words));
+}
+
+double CostParams::run_efficiency(const arch::ArchConfig& cfg, int64_t run, int64_t stride,
+                                  int64_t rows, int64_t addr, bool row_visits_only) const {
+  std::vector<DramVisit> visits;
+  std::vector<char> seen_ch;
+  if (!dram_visits(cfg, run, stride, rows, addr, visits, &seen_ch)) return 1.0;
+  int64_t covered = 0;
+  for (char c : seen_ch) covered += c;
+  const double channels =
+      row_visits_only ? 1.0 : static_cast<double>(covered) / static_cast<double>(seen_ch.size());
+  return std::min(1.0, channels * row_visit_factor(words_per_visit(visits)));
+}
+
+double CostParams::turnaround_cycles_per_byte(const arch::ArchConfig& cfg) const {
+  return cfg.dram_impl == "lpddr5" ? turnaround_ns_per_byte * cfg.clock_ghz : 0.0;
+}
+
+int64_t CostParams::dram_latency_cycles(const arch::ArchConfig& cfg) const {
+  if (cfg.dram_impl != "lpddr5") return cfg.ns_to_cycles(cfg.dram_latency_ns);
+  return cfg.ns_to_cycles(cfg.dram_trcd_ns + cfg.dram_rl_ns + cfg.dram_frontend_latency_ns);
 }
 
 }  // namespace spyre::compiler

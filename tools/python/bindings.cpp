@@ -2,9 +2,11 @@
 
 #include <pybind11/stl.h>
 
+#include "spyre/compiler/cost.h"
 #include "spyre/error.h"
 #include "spyre/io.h"
 #include "spyre/isa/format.h"
+#include "spyre/isa/loops.h"
 #include "spyre/runner/dram_bound.h"
 #include "spyre/runner/provenance.h"
 #include "spyre/runner/runner.h"
@@ -166,6 +168,33 @@ void bind_core(py::module_& m) {
     return keys;
   });
   m.def("preset_names", &arch::preset_names);
+  // The compiler's prediction of each kernel of a program (cost.h), for checking the cost
+  // model against the simulator: [{kernel, cycles, dram_bytes}] in kernel order.
+  m.def(
+      "predict_program",
+      [](const std::string& path, const std::string& arch, const std::vector<std::string>& sets) {
+        const isa::Program p = isa::load_program(path);
+        auto s = settings(arch, sets);
+        const arch::ArchConfig cfg = s.config();
+        const compiler::CompileOptions opts = s.compile_options();
+        py::list out;
+        for (size_t k = 0; k < std::max<size_t>(1, p.kernels.size()); ++k) {
+          std::vector<std::vector<isa::Instr>> per_core;
+          for (const auto& core : p.cores) {
+            per_core.emplace_back();
+            for (const auto& in : isa::expand_stream(core, 0))
+              if (in.kernel == k) per_core.back().push_back(in);
+          }
+          const auto pred = compiler::predict(per_core, cfg, opts.cost);
+          py::dict d;
+          d["kernel"] = k < p.kernels.size() ? p.kernels[k] : std::string("0");
+          d["cycles"] = pred.cycles;
+          d["dram_bytes"] = pred.dram_bytes;
+          out.append(d);
+        }
+        return out;
+      },
+      py::arg("path"), py::arg("arch") = "spyre", py::arg("sets") = std::vector<std::string>{});
   // The DRAM bound of moving these bytes on this configuration (runner/dram_bound.h).
   m.def(
       "dram_bound",

@@ -4,8 +4,9 @@ Run from anywhere: .venv/bin/python tests/data/ir/regenerate.py [key ...]
 A key is a model of tools/models (`mlp_block`), an op of tools/models/ops.py (`ops/softmax`),
 a real model (`models/gpt2`), a benchmark model (`bench/gpt2_small`), a regression-suite kernel
 of tools/models/regress_kernels.py (`regress/mm_4096`), a memory-bound benchmark kernel of
-tools/models/membound_kernels.py (`bench/membound/softmax_64mib`), or a group: `ops`, `models`,
-`bench`, `regress`, `membound`, `basic`; no key means all of them.
+tools/models/membound_kernels.py (`bench/membound/softmax_64mib`), a case of the cost model's
+held-out set (tools/models/costmodel_kernels.py, `bench/costmodel/...`), or a group: `ops`,
+`models`, `bench`, `regress`, `membound`, `costmodel`, `basic`; no key means all of them.
 Writes tests/data/ir/<key>.json, or <key>.<i>.json when a capture gives several graphs, and
 removes stale <key>.<i>.json files of the keys it writes.
 Real models set HF_HUB_OFFLINE=1 and build from config objects: nothing is downloaded.
@@ -58,15 +59,21 @@ def membound_names() -> list[str]:
     return list(load_model("membound_kernels").CASES)
 
 
+def costmodel_names() -> list[str]:
+    return list(load_model("costmodel_kernels").CASES)
+
+
 # key prefix -> (model file of tools/models, its dict of OpCase), for op-like captures
 CASE_GROUPS = {"ops": ("ops", "OPS"), "regress": ("regress_kernels", "CASES"),
-               "membound": ("membound_kernels", "CASES")}
+               "membound": ("membound_kernels", "CASES"),
+               "costmodel": ("costmodel_kernels", "CASES")}
 
 
 def all_keys() -> list[str]:
     return [*MODELS, *(f"ops/{op}" for op in op_names()), *(f"models/{m}" for m in REAL_MODELS),
             *(f"bench/{m}" for m in BENCH_MODELS), *(f"regress/{k}" for k in regress_names()),
-            *(f"bench/membound/{k}" for k in membound_names())]
+            *(f"bench/membound/{k}" for k in membound_names()),
+            *(f"bench/costmodel/{k}" for k in costmodel_names())]
 
 
 def capture_key(key: str) -> spyre_capture.Capture:
@@ -97,7 +104,8 @@ def _expand(argv: list[str]) -> list[str]:
               "models": [f"models/{m}" for m in REAL_MODELS],
               "bench": [f"bench/{m}" for m in BENCH_MODELS],
               "regress": [f"regress/{k}" for k in regress_names()],
-              "membound": [f"bench/membound/{k}" for k in membound_names()]}
+              "membound": [f"bench/membound/{k}" for k in membound_names()],
+              "costmodel": [f"bench/costmodel/{k}" for k in costmodel_names()]}
     keys: list[str] = []
     for arg in argv or all_keys():
         keys += groups.get(arg, [arg])

@@ -1,9 +1,11 @@
 #include "spyre/runner/runner.h"
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 
 #include "spyre/error.h"
+#include "spyre/runner/dram_bound.h"
 #include "spyre/traces/filter.h"
 
 namespace spyre::runner {
@@ -21,11 +23,28 @@ arch::ArchConfig Settings::config() const {
 
 compiler::CompileOptions Settings::compile_options() const {
   compiler::CompileOptions o;
+  bool efficiency_set = false;
   for (const auto& s : sets) {
     if (!is_compiler_key(s)) continue;
     auto eq = s.find('=');
     if (eq == std::string::npos) throw Error("--set " + s, "expected key=value");
     o.set(s.substr(9, eq - 9), s.substr(eq + 1));
+    efficiency_set = efficiency_set || s.substr(9, eq - 9) == "cost.dram_efficiency";
+  }
+  // The cost model streams at the configured DRAM's own rate: the DRAM model's streaming
+  // reads on this chip, simulated (dram_bound: a V-curve point, about 50 ms), as a share of
+  // the peak. The rate does not follow the data rate (bank timings stay in ns; "spyre" at
+  // 12800 MT/s streams the 146 GB/s of 6400), nor the core count linearly.
+  if (!efficiency_set) {
+    const arch::ArchConfig cfg = config();
+    if (cfg.dram_impl == "lpddr5") {
+      const double peak_gbps =
+          static_cast<double>(cfg.dram_channels * cfg.dram_channel_width_bits) / 8.0 *
+          cfg.dram_data_rate_mtps / 1000.0;
+      const uint64_t bytes = static_cast<uint64_t>(kVcurveChunks * 32768 * cfg.cores);
+      const double e = dram_bound(cfg, bytes, 0).gbps / peak_gbps;
+      if (e > 0) o.cost.dram_efficiency = std::min(1.0, e);
+    }
   }
   return o;
 }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "spyre/arch/arch.h"
+#include "spyre/compiler/cost.h"
 #include "spyre/isa/isa.h"
 
 namespace spyre::compiler {
@@ -70,6 +71,8 @@ struct CompileOptions {
   // and drops the barriers it makes unnecessary (lx_residency.h); off: every kernel starts from
   // an empty LX and ends at a barrier.
   bool lx_planning = true;
+  // `compiler.cost.<name>`: the cost model's constants (cost.h).
+  CostParams cost;
   // `compiler.debug.lx_plan_error=none|shift|shrink|overlap`,
   // `compiler.debug.force_fusion=none|all|i,j,...`, `compiler.debug.conv_halo=auto|halo|taps`.
   CompileDebug debug;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "spyre/arch/arch.h"
+#include "spyre/compiler/cost.h"
 
 namespace spyre::compiler {
 
@@ -76,7 +77,8 @@ struct MatmulGrid {
   int64_t predicted_cycles = 0, dram_bytes = 0, pt_cycles = 0, dram_cycles = 0, dma_cycles = 0,
           overhead_cycles = 0, reduce_cycles = 0, epilogue_cycles = 0, first_tile_cycles = 0;
   // Share of the DRAM channels the concurrent requests of each stream (A, B, output) cover.
-  double chan_a = 1, chan_b = 1, chan_o = 1;
+  double chan_a = 1, chan_b = 1, chan_o = 1;  // bandwidth shares: channels x run efficiency
+  double run_a = 1, run_b = 1, run_o = 1;     // the DRAM's efficiency on the tiles' rows
   int64_t lx_bytes = 0;
   int64_t blocks() const { return gb * gm * gn * gk; }
   int64_t core_of(int64_t ib, int64_t im, int64_t in, int64_t ik) const {
@@ -101,7 +103,11 @@ using MatmulLxFn = std::function<int64_t(int64_t tm, int64_t tn, int64_t tk, int
 // choose_matmul_grid's remembered answers within one compile (CompileContext::grid_memo): the
 // fusion pass lowers the same matmul again for every trial, with one configuration.
 struct GridMemo {
-  std::map<std::vector<int64_t>, std::pair<MatmulGrid, nlohmann::json>> answers;
+  struct Answer {
+    std::vector<MatmulGrid> ranked;  // the best, then the best few other splits
+    nlohmann::json alternatives;
+  };
+  std::map<std::vector<int64_t>, Answer> answers;
 };
 
 // Chosen by the cost model over every (gb, gm, gn, gk) with gb*gm*gn*gk <= cores (or the
@@ -114,14 +120,19 @@ struct GridMemo {
 // prologue + K-reduction chain + epilogue tail. DRAM time divides each stream's bytes by the
 // bandwidth times the share of channels its concurrent requests cover (a lead group's A tiles
 // of one K step share that step's columns). Ties go to fewer DRAM bytes, then fewer cores.
-// `alternatives` (optional) receives the best few other splits, for the report.
+// `alternatives` (optional) receives the best few other splits, for the report; `runners_up`
+// (optional) the same as grids, best first (empty for a forced split), for the caller to
+// lower and predict (lower/matmul.cpp picks among them by the kernel prediction).
 // `forced`: compiler.matmul_split / matmul_tiles / matmul_lead. `lx_key` (optional):
 // everything `lx_bytes` depends on besides its arguments (element sizes, epilogue slots...);
 // with it and a `memo`, the answer is remembered per (shape, lx_budget, lx_key, forced split).
+// `cp`: the cost model's constants (cost.h), the same the kernel prediction uses.
 MatmulGrid choose_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg, int64_t lx_budget,
                               const MatmulLxFn& lx_bytes, const MatmulSplit& forced = {},
                               GridMemo* memo = nullptr, nlohmann::json* alternatives = nullptr,
-                              const std::vector<int64_t>* lx_key = nullptr);
+                              const std::vector<int64_t>* lx_key = nullptr,
+                              const CostParams& cp = {},
+                              std::vector<MatmulGrid>* runners_up = nullptr);
 
 // The roofline bound of a matmul: max(MACs / chip peak, minimum DRAM bytes (A, B, output once)
 // / bandwidth), in cycles.

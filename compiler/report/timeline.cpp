@@ -1,0 +1,429 @@
+// The kernel prediction (cost.h): a timeline of the kernel's instruction streams on every core at
+// once. Each core's sequencer issues in order into its unit queues (queue depth, issue cost);
+// each queue runs in order, a sync.wait holding it until its token is positive; PT and SFP
+// instructions take the simulator's closed forms (arch/unit_timing.h); DMA transfers share the
+// DRAM as a fluid (every transfer in flight gets an equal share of the bandwidth at the kernel's
+// read/write mix, capped by its engine's rate and its outstanding requests); ring transfers take
+// their bytes over one link plus the hops. Signals to other cores (multicast arrivals, ring
+// tokens, sync.sig core=c) release their waits there. The kernel ends when every core has
+// drained, plus the barrier.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <map>
+#include <queue>
+#include <vector>
+
+#include "spyre/arch/unit_timing.h"
+#include "spyre/compiler/cost.h"
+
+namespace spyre::compiler {
+namespace {
+
+using isa::Opcode;
+constexpr int kQ = isa::kNumQueues;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+bool is_dma(Opcode op) {
+  return op == Opcode::DmaLoad || op == Opcode::DmaStore || op == Opcode::DmaGather;
+}
+bool is_ring(Opcode op) { return op == Opcode::RingSend || op == Opcode::RingReduce; }
+
+struct Transfer {  // a DMA in flight
+  int core, queue;
+  double left;  // bytes
+  double cap;   // bytes/cycle: the engine's rate and its outstanding requests
+};
+
+class Timeline {
+ public:
+  Timeline(const std::vector<std::vector<isa::Instr>>& per_core, const arch::ArchConfig& cfg,
+           const CostParams& cp)
+      : cores_(per_core), cfg_(cfg), cp_(cp) {
+    const size_t n = per_core.size();
+    seq_.assign(n, 0);
+    seq_time_.assign(n, 0.0);
+    done_.assign(n, false);
+    end_.assign(n, 0.0);
+    queues_.assign(n, std::vector<Q>(kQ));
+    tokens_.assign(n, std::vector<int64_t>(kTokens, 0));
+    current_.assign(n * kQ, nullptr);
+    // The DRAM's bandwidth at the kernel's read/write mix (cost.h: CostParams): IBM's
+    // T = (R + W) / bw + turnaround x min(R, W) over the kernel's bytes. The turnaround is
+    // charged at that rate for the whole kernel, also where reads run alone (a matmul's first
+    // panel): the simulated DRAM pays it on every write however the streams overlap
+    // (memory-bound kernels, held-out set: median 3.3 % charged this way, 9.0 % when reads
+    // before the first write run at the streaming rate; tools/bench/costmodel/README.md).
+    double rd = 0, wr = 0;
+    cost_.resize(n);
+    for (size_t c = 0; c < n; ++c) {
+      cost_[c].reserve(per_core[c].size());
+      for (const auto& in : per_core[c]) {
+        cost_[c].push_back(instr_cost(in, cfg));
+        if (is_dma(in.op)) (in.op == Opcode::DmaStore ? wr : rd) += cost_[c].back().dram_bytes;
+      }
+    }
+    const double bw = cp.dram_bytes_per_cycle(cfg);
+    const double t = (rd + wr) / bw + cp.turnaround_cycles_per_byte(cfg) * std::min(rd, wr);
+    dram_bw_ = t > 0 ? (rd + wr) / t : bw;
+    latency_ = static_cast<double>(cp.dram_latency_cycles(cfg));
+    strided_efficiency();
+  }
+
+  // Each instruction's closed-form cost (cost.h: instr_cost), per core.
+  const std::vector<std::vector<InstrCost>>& costs() const { return cost_; }
+
+  double run() {
+    for (size_t c = 0; c < cores_.size(); ++c) push(0.0, Ev::Seq, static_cast<int>(c), 0);
+    while (!events_.empty()) {
+      const Event e = events_.top();
+      events_.pop();
+      advance(e.t);
+      switch (e.kind) {
+        case Ev::Seq: sequence(e.core); break;
+        case Ev::Queue: try_start(e.core, e.q); break;
+        case Ev::Done: finish(e.core, e.q); break;
+        case Ev::Dram:
+          if (e.version == dram_version_) dram_event();
+          break;
+        case Ev::Token: arrive(e.core, static_cast<int64_t>(e.version)); break;
+      }
+    }
+    double end = 0;
+    for (size_t c = 0; c < cores_.size(); ++c) end = std::max(end, end_[c]);
+    return end;
+  }
+
+ private:
+  enum class Ev { Seq, Queue, Done, Dram, Token };
+  struct Event {
+    double t;
+    Ev kind;
+    int core, q;
+    uint64_t version = 0;
+    bool operator>(const Event& o) const { return t > o.t; }
+  };
+  struct Q {
+    std::deque<size_t> waiting;  // instruction indices, issued, not started
+    bool busy = false;
+    bool blocked = false;  // the head is a wait on a zero token
+    double free_at = 0;
+  };
+
+  void push(double t, Ev k, int core, int q, uint64_t v = 0) { events_.push({t, k, core, q, v}); }
+
+  // The sequencer of `core` issues its next instruction when its queue has room.
+  void sequence(int core) {
+    const auto& s = cores_[static_cast<size_t>(core)];
+    size_t& i = seq_[static_cast<size_t>(core)];
+    if (i >= s.size()) return finish_core(core);
+    const isa::Instr& in = s[i];
+    if (in.op == Opcode::Barrier || in.op == Opcode::Halt) {  // the end of this kernel
+      i = s.size();
+      return finish_core(core);
+    }
+    const int q = static_cast<int>(isa::queue_of(in));
+    Q& qu = queues_[static_cast<size_t>(core)][static_cast<size_t>(q)];
+    if (static_cast<int64_t>(qu.waiting.size()) >= cfg_.queue_depth) {
+      stalled_[core] = q;  // resumed when the queue starts an instruction
+      return;
+    }
+    qu.waiting.push_back(i++);
+    const double next = now_ + static_cast<double>(cfg_.issue_cycles);
+    push(now_, Ev::Queue, core, q);
+    push(next, Ev::Seq, core, 0);
+  }
+
+  void finish_core(int core) {
+    done_[static_cast<size_t>(core)] = true;
+    update_end(core);
+  }
+  void update_end(int core) {
+    double t = now_;
+    for (const Q& q : queues_[static_cast<size_t>(core)]) t = std::max(t, q.free_at);
+    end_[static_cast<size_t>(core)] = std::max(end_[static_cast<size_t>(core)], t);
+  }
+
+  void try_start(int core, int q) {
+    Q& qu = queues_[static_cast<size_t>(core)][static_cast<size_t>(q)];
+    if (qu.busy || qu.waiting.empty() || now_ < qu.free_at) return;
+    const size_t idx = qu.waiting.front();
+    const isa::Instr& in = cores_[static_cast<size_t>(core)][idx];
+    if (in.op == Opcode::Wait) {
+      int64_t& tok = token(core, in.get("tok"));
+      if (tok <= 0) {
+        qu.blocked = true;
+        return;
+      }
+      --tok;
+      qu.blocked = false;
+    }
+    qu.waiting.pop_front();
+    if (auto it = stalled_.find(core); it != stalled_.end() && it->second == q) {
+      stalled_.erase(it);
+      push(now_, Ev::Seq, core, 0);
+    }
+    qu.busy = true;
+    current_[static_cast<size_t>(core) * kQ + static_cast<size_t>(q)] = &in;
+    if (is_dma(in.op)) {
+      const InstrCost& c = cost_[static_cast<size_t>(core)][idx];
+      const int64_t rate = in.op == Opcode::DmaStore ? cfg_.dma_write_bytes_per_cycle
+                                                     : cfg_.dma_read_bytes_per_cycle;
+      const double outstanding = static_cast<double>(cfg_.dma_max_outstanding) *
+                                 static_cast<double>(cfg_.dma_burst_bytes) /
+                                 std::max(1.0, latency_);
+      // Setup and the first data's latency, then the bytes at the DRAM share.
+      const double lead = static_cast<double>(cfg_.dma_setup_cycles) + latency_;
+      // Strided rows cost the DRAM more than their bytes (cost.h: run_efficiency).
+      const double eff = eff_[static_cast<size_t>(core)][idx];
+      pending_dma_.push_back({core, q, static_cast<double>(c.dram_bytes) / eff,
+                              std::min<double>(static_cast<double>(rate), outstanding) / eff});
+      admit_at_.push_back(now_ + lead);
+      if (now_ + lead < dram_next_) {  // the DRAM looks again when it is admitted
+        dram_next_ = now_ + lead;
+        push(dram_next_, Ev::Dram, -1, -1, ++dram_version_);
+      }
+      return;
+    }
+    double dur = static_cast<double>(cost_[static_cast<size_t>(core)][idx].cycles);  // 0: sync
+    if (is_ring(in.op)) {
+      const int64_t bytes = in.get("bytes");
+      const int64_t hops = ring_hops(core, static_cast<int>(in.get("dst_core")));
+      dur = static_cast<double>(
+          ceil_div(bytes, std::max<int64_t>(1, cfg_.ring_link_bytes_per_cycle)) +
+          hops * cfg_.ring_hop_latency_cycles +
+          (in.op == Opcode::RingReduce ? cfg_.ring_reduce_latency_cycles : 0));
+    }
+    push(now_ + dur, Ev::Done, core, q);
+  }
+
+  // Strided DMA rows cost the DRAM more than their bytes (cost.h: CostParams::run_efficiency).
+  // Cores that stream neighbouring columns of the same rows at once (the column stripes of one
+  // matrix) share the DRAM rows they open: together they are rows of a longer run. The DMAs
+  // that run together are taken to be the j-th strided transfer of each core's queue at the
+  // same stride (the cores walk their tiles in step); their rows' byte ranges, merged, give the
+  // group's run, and a DMA moves at the better of its own efficiency and its group's. Gathers
+  // (rows at data-dependent addresses) count as contiguous.
+  void strided_efficiency() {
+    eff_.resize(cores_.size());
+    std::map<std::array<int64_t, 4>, std::vector<std::pair<size_t, size_t>>> groups;
+    for (size_t c = 0; c < cores_.size(); ++c) {
+      eff_[c].assign(cores_[c].size(), 1.0);
+      std::map<std::array<int64_t, 3>, int64_t> rank;  // (queue, stride, run) -> count
+      for (size_t i = 0; i < cores_[c].size(); ++i) {
+        const isa::Instr& in = cores_[c][i];
+        if (!is_dma(in.op) || in.op == Opcode::DmaGather || in.get("rows") <= 1 ||
+            in.get("dram_stride") == in.get("bytes"))
+          continue;
+        const int64_t q = static_cast<int64_t>(isa::queue_of(in));
+        const int64_t stride = in.get("dram_stride");
+        const std::array<int64_t, 3> shape = {q, stride, in.get("bytes")};
+        groups[{q, stride, in.get("bytes"), rank[shape]++}].emplace_back(c, i);
+      }
+    }
+    const int64_t window = cfg_.dram_word_bytes * cfg_.dram_channels *
+                           std::max<int64_t>(1, cfg_.dram_row_bytes / cfg_.dram_word_bytes);
+    std::vector<std::pair<int64_t, int64_t>> spans;
+    for (const auto& [key, members] : groups) {
+      // The columns the members' rows cover (their offsets within one stride), merged: the
+      // group's runs.
+      const int64_t stride = key[1];
+      spans.clear();
+      int64_t rows = 0;
+      for (const auto& [c, i] : members) {
+        const isa::Instr& in = cores_[c][i];
+        const int64_t col = in.get("dram") % stride, end = col + in.get("bytes");
+        spans.emplace_back(col, std::min(end, stride));
+        if (end > stride) spans.emplace_back(0, end - stride);
+        rows = std::max(rows, in.get("rows"));
+      }
+      std::sort(spans.begin(), spans.end());
+      int64_t runs = 0, bytes = 0, lo = spans.front().first, hi = spans.front().first;
+      for (const auto& [a, b] : spans) {
+        if (a > hi) {
+          ++runs;
+          bytes += hi - lo;
+          lo = a;
+        }
+        hi = std::max(hi, b);
+      }
+      ++runs;
+      bytes += hi - lo;
+      const int64_t run = std::min(stride, bytes / runs);
+      const double group = run >= stride ? 1.0 : efficiency(run, stride, rows, lo, window);
+      for (const auto& [c, i] : members) {
+        const isa::Instr& in = cores_[c][i];
+        eff_[c][i] = std::max(
+            group, efficiency(in.get("bytes"), stride, in.get("rows"), in.get("dram"), window));
+      }
+    }
+  }
+  // CostParams::run_efficiency (the row-visit factor: the channels are shared by the fluid),
+  // remembered per DMA shape (kernels repeat a few shapes).
+  double efficiency(int64_t run, int64_t stride, int64_t rows, int64_t addr, int64_t window) {
+    const std::array<int64_t, 4> key = {run, stride, std::min<int64_t>(rows, 64), addr % window};
+    auto it = run_eff_.find(key);
+    if (it == run_eff_.end())
+      it = run_eff_.emplace(key, cp_.run_efficiency(cfg_, run, stride, rows, key[3], true)).first;
+    return it->second;
+  }
+
+  int64_t ring_hops(int a, int b) const {
+    const int64_t n = static_cast<int64_t>(cores_.size());
+    const int64_t d = std::abs(static_cast<int64_t>(b) - a) % std::max<int64_t>(1, n);
+    return std::max<int64_t>(1, std::min(d, n - d));
+  }
+
+  // A token sent from core `from` arrives after the hops between them (the ring's signal
+  // latency); data the signal follows (a multicast tile, a ring block) adds its own time.
+  void signal(int from, int core, int64_t tok, double extra = 0) {
+    if (core < 0 || core >= static_cast<int>(cores_.size())) return;
+    const double lat =
+        extra + (core == from
+                     ? 0.0
+                     : static_cast<double>(ring_hops(from, core) * cfg_.ring_hop_latency_cycles));
+    if (lat <= 0) return arrive(core, tok);
+    events_.push({now_ + lat, Ev::Token, core, 0, static_cast<uint64_t>(tok)});
+  }
+  int64_t& token(int core, int64_t tok) {
+    auto& t = tokens_[static_cast<size_t>(core)];
+    if (tok < 0 || tok >= static_cast<int64_t>(t.size())) t.resize(static_cast<size_t>(tok) + 1, 0);
+    return t[static_cast<size_t>(tok)];
+  }
+  void arrive(int core, int64_t tok) {
+    ++token(core, tok);
+    for (int q = 0; q < kQ; ++q)
+      if (queues_[static_cast<size_t>(core)][static_cast<size_t>(q)].blocked)
+        push(now_, Ev::Queue, core, q);
+  }
+
+  void finish(int core, int q) {
+    Q& qu = queues_[static_cast<size_t>(core)][static_cast<size_t>(q)];
+    const isa::Instr& in = *current_[static_cast<size_t>(core) * kQ + static_cast<size_t>(q)];
+    qu.busy = false;
+    qu.free_at = now_;
+    if (in.op == Opcode::Signal)
+      signal(core, in.get("core") < 0 ? core : static_cast<int>(in.get("core")), in.get("tok"));
+    if (in.op == Opcode::DmaLoad && in.get("mcast") != 0 && in.get("mtok") >= 0) {
+      // The last piece crosses the ring to each target after it lands here.
+      const double piece =
+          static_cast<double>(ceil_div(std::min<int64_t>(in.get("bytes"), cfg_.dma_burst_bytes),
+                                       std::max<int64_t>(1, cfg_.ring_link_bytes_per_cycle)));
+      for (int t = 0; t < 64 && t < static_cast<int>(cores_.size()); ++t)
+        if (t != core && (in.get("mcast") >> t & 1)) signal(core, t, in.get("mtok"), piece);
+    }
+    if (is_ring(in.op) && in.get("tok") >= 0)  // its time already covers the hops
+      arrive(static_cast<int>(in.get("dst_core")), in.get("tok"));
+    update_end(core);
+    push(now_, Ev::Queue, core, q);
+  }
+
+  // --- DRAM as a fluid: transfers in flight share the bandwidth equally, each capped by its
+  // own rate (water-filling).
+  void advance(double t) {
+    const double dt = t - now_;
+    if (dt > 0)
+      for (auto& x : active_) x.left -= dt * rate_of(x);
+    now_ = t;
+  }
+  double rate_of(const Transfer& x) const { return std::min(x.cap, share_); }
+  void reshare() {
+    // Equal shares, raised where capped transfers leave bandwidth over.
+    std::vector<double> caps;
+    for (const auto& x : active_) caps.push_back(x.cap);
+    std::sort(caps.begin(), caps.end());
+    double left = dram_bw_;
+    size_t n = caps.size();
+    share_ = n ? left / static_cast<double>(n) : kInf;
+    for (size_t i = 0; i < caps.size(); ++i) {
+      const double fair = left / static_cast<double>(n - i);
+      if (caps[i] >= fair) {
+        share_ = fair;
+        break;
+      }
+      left -= caps[i];
+      share_ = kInf;
+    }
+  }
+  void dram_event() {
+    // Admit transfers whose lead time has passed.
+    for (size_t i = 0; i < pending_dma_.size();)
+      if (admit_at_[i] <= now_ + 1e-9) {
+        active_.push_back(pending_dma_[i]);
+        pending_dma_.erase(pending_dma_.begin() + static_cast<std::ptrdiff_t>(i));
+        admit_at_.erase(admit_at_.begin() + static_cast<std::ptrdiff_t>(i));
+      } else {
+        ++i;
+      }
+    // Complete the ones with nothing left.
+    for (size_t i = 0; i < active_.size();)
+      if (active_[i].left <= 1e-6) {
+        const Transfer x = active_[i];
+        active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(i));
+        push(now_, Ev::Done, x.core, x.queue);
+      } else {
+        ++i;
+      }
+    reshare();
+    double next = kInf;
+    for (const auto& x : active_) next = std::min(next, now_ + x.left / rate_of(x));
+    for (double a : admit_at_) next = std::min(next, a);
+    dram_next_ = next;
+    if (next < kInf) push(next, Ev::Dram, -1, -1, ++dram_version_);
+  }
+
+  const std::vector<std::vector<isa::Instr>>& cores_;
+  const arch::ArchConfig& cfg_;
+  const CostParams& cp_;
+  std::vector<size_t> seq_;
+  std::vector<double> seq_time_, end_;
+  std::vector<bool> done_;
+  std::vector<std::vector<Q>> queues_;
+  static constexpr size_t kTokens = 512;  // token ids seen: queue pairs < 49, raw < 512
+  std::vector<std::vector<int64_t>> tokens_;
+  std::map<int, int> stalled_;              // core -> the full queue its sequencer waits on
+  std::vector<const isa::Instr*> current_;  // per core and queue: the instruction running
+  std::map<std::array<int64_t, 4>, double> run_eff_;
+  std::vector<std::vector<InstrCost>> cost_;
+  std::vector<std::vector<double>> eff_;  // per core and instruction: the DRAM's efficiency
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+  std::vector<Transfer> active_, pending_dma_;
+  std::vector<double> admit_at_;
+  double now_ = 0, share_ = kInf, dram_bw_ = 1, latency_ = 0, dram_next_ = kInf;
+  uint64_t dram_version_ = 0;
+};
+
+}  // namespace
+
+KernelPrediction predict(const std::vector<std::vector<isa::Instr>>& per_core,
+                         const arch::ArchConfig& cfg, const CostParams& cp) {
+  KernelPrediction p;
+  Timeline t(per_core, cfg, cp);
+  for (size_t c = 0; c < per_core.size(); ++c) {
+    std::array<int64_t, kQ> busy{};
+    for (size_t i = 0; i < per_core[c].size(); ++i) {
+      const InstrCost& cost = t.costs()[c][i];
+      busy[static_cast<size_t>(isa::queue_of(per_core[c][i]))] += cost.cycles;
+      p.dram_bytes += cost.dram_bytes;
+    }
+    for (size_t q = 0; q < busy.size(); ++q) {
+      if (q <= 1)
+        p.dma_cycles = std::max(p.dma_cycles, busy[q]);
+      else if (q <= 5)
+        p.compute_cycles = std::max(p.compute_cycles, busy[q]);
+    }
+  }
+  p.dram_cycles = static_cast<int64_t>(
+      std::ceil(static_cast<double>(p.dram_bytes) / cp.dram_bytes_per_cycle(cfg)));
+  bool barrier = false;  // the last kernel halts: no barrier to pay
+  for (const auto& instrs : per_core)
+    barrier = barrier || (!instrs.empty() && instrs.back().op == Opcode::Barrier);
+  p.cycles = static_cast<int64_t>(std::ceil(t.run())) + (barrier ? cfg.barrier_latency_cycles : 0);
+  return p;
+}
+
+}  // namespace spyre::compiler
