@@ -4,51 +4,20 @@
 
 #include <set>
 
+#include "spyre/compiler/graph_edit.h"
+
 namespace spyre::compiler {
+
+using graph_edit::contiguous;
+using graph_edit::index_of;
+using graph_edit::indices_affine;
+using graph_edit::unique;
+
 namespace {
 
 bool splittable_type(const std::string& rt) {
   static const std::set<std::string> kinds = {"sum", "max", "min", "prod", "any"};
   return kinds.count(rt) > 0;
-}
-
-std::string unique(const std::string& base, const std::set<std::string>& taken) {
-  std::string s = base;
-  for (int i = 1; taken.count(s); ++i) s = base + std::to_string(i);
-  return s;
-}
-
-std::string affine_text(const ir::Affine& a) {
-  std::string s;
-  for (const auto& [var, c] : a.coeffs) {
-    if (c == 0) continue;
-    if (!s.empty()) s += " + ";
-    s += (c == 1 ? "" : std::to_string(c) + "*") + var;
-  }
-  if (a.offset != 0 || s.empty()) s += (s.empty() ? "" : " + ") + std::to_string(a.offset);
-  return s;
-}
-
-ir::Index index_of(const ir::Affine& a) { return ir::Index{affine_text(a), a}; }
-
-// Every op (masked sub-blocks excluded: nodes with them are not split) with an index.
-bool indices_affine(const std::vector<ir::Op>& body) {
-  for (const auto& op : body) {
-    if (!op.body.empty() || op.op == "indirect_indexing") return false;
-    if (op.index && !op.index->affine) return false;
-  }
-  return true;
-}
-
-// The row-major strides of `sizes`, each times `inner`.
-std::vector<int64_t> contiguous(const std::vector<int64_t>& sizes, int64_t inner) {
-  std::vector<int64_t> st(sizes.size());
-  int64_t s = inner;
-  for (size_t i = sizes.size(); i-- > 0;) {
-    st[i] = s;
-    s *= sizes[i];
-  }
-  return st;
 }
 
 }  // namespace

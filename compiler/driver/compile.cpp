@@ -12,6 +12,7 @@
 #include "spyre/compiler/divide.h"
 #include "spyre/compiler/dram_plan.h"
 #include "spyre/compiler/fuse.h"
+#include "spyre/compiler/ibm_schedule.h"
 #include "spyre/compiler/ir.h"
 #include "spyre/compiler/kernel.h"
 #include "spyre/compiler/loop_compress.h"
@@ -116,6 +117,16 @@ void CompileOptions::set(const std::string& key, const std::string& value) {
   }
   if (key == "fusion") {
     fusion = on_off(key, value, "true or false");
+    return;
+  }
+  if (key == "schedule") {
+    if (value != "own" && value != "ibm")
+      throw Error("compiler.schedule", "expected own or ibm, got '" + value + "'");
+    schedule = value;
+    return;
+  }
+  if (key == "cores") {
+    cores = positive_ints(key, value, 1, "N (the cores the work is divided over, >= 1)")[0];
     return;
   }
   if (key == "hw_loops") {
@@ -228,7 +239,9 @@ void CompileOptions::set(const std::string& key, const std::string& value) {
 }
 
 const std::vector<std::string>& CompileOptions::keys() {
-  static const std::vector<std::string> k = {"fusion",
+  static const std::vector<std::string> k = {"cores",
+                                             "schedule",
+                                             "fusion",
                                              "fusion_limit",
                                              "matmul_split",
                                              "matmul_tiles",
@@ -272,7 +285,9 @@ nlohmann::json CompileOptions::to_json() const {
   static const char* halos[] = {"auto", "halo", "taps"};
   nlohmann::json force =
       debug.force_all_fusions ? nlohmann::json("all") : nlohmann::json(debug.force_fusion);
-  return {{"fusion", fusion},
+  return {{"cores", cores},
+          {"schedule", schedule},
+          {"fusion", fusion},
           {"fusion_limit", fusion_limit},
           {"matmul_split", matmul_split},
           {"matmul_tiles", matmul_tiles},
@@ -292,13 +307,28 @@ nlohmann::json CompileOptions::to_json() const {
             {"conv_halo", halos[static_cast<int>(debug.conv_halo)]}}}};
 }
 
-CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& cfg,
+CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& chip,
                       const CompileOptions& opts, const std::string& file) {
-  cfg.validate();
-  const CompileContext ctx(opts);
+  chip.validate();
+  // `compiler.cores=N`: the work is divided over cores 0..N-1; the chip keeps all of its cores
+  // (the others stay idle: the program has N streams, sim/README.md), its rings and its DRAM.
+  if (opts.cores > chip.cores)
+    throw Error("compiler.cores", "expected 1 to " + std::to_string(chip.cores) +
+                                      " (the cores of '" + chip.name + "'), got " +
+                                      std::to_string(opts.cores));
+  arch::ArchConfig divided = chip;
+  if (opts.cores > 0) divided.cores = static_cast<int>(opts.cores);
+  const arch::ArchConfig& cfg = divided;
+  // IBM's schedule (ibm_schedule.h): Inductor's kernels unfused, every op a step of its own.
+  const bool ibm = opts.schedule == "ibm";
+  CompileOptions effective = opts;
+  if (ibm) effective.fusion = false;
+  const CompileContext ctx(effective);
   ir::Graph loaded = ir::load_ir(j, file);
   const std::vector<SplitReduction> splits =
       split_reductions(loaded, cfg, SplitReductionOptions{opts.split_reduction});
+  const std::vector<OpSplit> op_steps =
+      ibm ? split_ops_through_dram(loaded) : std::vector<OpSplit>{};
   const ir::Graph& g = loaded;
   const DramPlan dram = plan_dram(g, cfg);
 
@@ -324,7 +354,24 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& cfg,
     const GroupKernel gk =
         lower_group(ctx, g, grp, cfg, dram, static_cast<uint16_t>(gi), scratch, gi + 1 == ngroups);
     first[gi].division = gk.division;
-    first[gi].lx_peak = gk.lx_bytes;
+    first[gi].lx_peak = first[gi].lx_min = gk.lx_bytes;
+    // A loop kernel with a large working set can make room for resident slots with smaller
+    // tiles: what it needs at a quarter of the usable LX (same row division), if it lowers.
+    const int64_t compact = cfg.lx_usable_bytes() / 4;
+    if (gk.division && gk.lx_bytes > compact && !gk.report.contains("spills")) {
+      KernelLx capped;
+      capped.lx_top = compact;
+      std::vector<CoreStream> scratch2(static_cast<size_t>(cfg.cores));
+      try {
+        const GroupKernel small = lower_group(ctx, g, grp, cfg, dram, static_cast<uint16_t>(gi),
+                                              scratch2, gi + 1 == ngroups, &capped);
+        if (small.division && small.division->same_rows(*gk.division) &&
+            !small.report.contains("spills"))
+          first[gi].lx_min = small.lx_bytes;
+      } catch (const Error&) {
+        // it needs its whole working set: lx_min stays lx_peak
+      }
+    }
     first[gi].spills = gk.report.contains("spills");
     first[gi].cross_core = gk.cross_core;
   }
@@ -417,13 +464,16 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& cfg,
   rep["file"] = file;
   rep["torch_version"] = g.torch_version;  // the torch that captured the IR ("" if unknown)
   rep["arch"] = cfg.name;
-  rep["cores"] = cfg.cores;
+  rep["cores"] = cfg.cores;  // the cores the work is divided over
+  rep["chip_cores"] = chip.cores;
   rep["lx_usable_bytes"] = cfg.lx_usable_bytes();
-  rep["fusion_enabled"] = opts.fusion;
+  rep["fusion_enabled"] = effective.fusion;
   rep["options"] = opts.to_json();
   rep["fusion"] = fusion.decisions;
   rep["split_reductions"] = nlohmann::json::array();
   for (const auto& sr : splits) rep["split_reductions"].push_back(sr.to_json());
+  rep["op_steps"] = nlohmann::json::array();  // compiler.schedule=ibm: nodes split per op
+  for (const auto& os : op_steps) rep["op_steps"].push_back(os.to_json());
   rep["dram_plan"] = dram.to_json(scratch);
   rep["lx_plan"] = build_lx_plan(kernels, kernel_pcs, cfg, opts.debug.lx_plan_error, lxp, first);
   rep["lx_residency"] = lxp.to_json(first);

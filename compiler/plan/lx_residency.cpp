@@ -8,10 +8,6 @@ namespace {
 
 using BufAccess = LoopDivision::BufferAccess;
 
-bool same_rows(const LoopDivision& a, const LoopDivision& b) {
-  return a.rows == b.rows && a.cols == b.cols && a.core_rows == b.core_rows;
-}
-
 // The accesses of `storage` in a kernel's division; `store` selects stores or loads.
 std::vector<const BufAccess*> accesses_of(const LoopDivision& d, const std::string& storage,
                                           bool store) {
@@ -98,7 +94,7 @@ LxResidencyPlan plan_lx_residency(const ir::Graph& g, const std::vector<GroupLx>
     for (size_t r = p + 1; r < n; ++r) {
       if (!groups[r].reads.count(storage)) continue;
       const auto& rd = groups[r].division;
-      bool lx = rd && same_rows(*pd, *rd);
+      bool lx = rd && pd->same_rows(*rd);
       if (lx) {
         const auto loads = accesses_of(*rd, storage, false);
         lx = !loads.empty() && accesses_of(*rd, storage, true).empty();
@@ -127,7 +123,8 @@ LxResidencyPlan plan_lx_residency(const ir::Graph& g, const std::vector<GroupLx>
   std::stable_sort(cands.begin(), cands.end(),
                    [](const Candidate& a, const Candidate& b) { return a.saved > b.saved; });
   std::vector<std::vector<Interval>> taken(n);  // per kernel: its working set and slots
-  for (size_t k = 0; k < n; ++k) taken[k].push_back({0, groups[k].lx_peak});
+  for (size_t k = 0; k < n; ++k)
+    taken[k].push_back({0, groups[k].lx_min > 0 ? groups[k].lx_min : groups[k].lx_peak});
   const int64_t usable = cfg.lx_usable_bytes();
   for (auto& c : cands) {
     const size_t lo = c.rb.producer, hi = c.rb.readers.back();

@@ -51,6 +51,23 @@ class Timeline {
     end_.assign(n, 0.0);
     queues_.assign(n, std::vector<Q>(kQ));
     tokens_.assign(n, std::vector<int64_t>(kTokens, 0));
+    // A kernel that starts without a barrier can wait on tokens an earlier kernel signalled
+    // (its producer of an LX-resident buffer, the same queue pair's ordering): they are there
+    // when it starts. Credit every wait that no signal of this kernel answers.
+    for (size_t c = 0; c < n; ++c)
+      for (const auto& in : per_core[c]) {
+        if (in.op == Opcode::Wait) --token(static_cast<int>(c), in.get("tok"));
+        if (in.op == Opcode::Signal)
+          ++token(in.get("core") < 0 ? static_cast<int>(c) : static_cast<int>(in.get("core")),
+                  in.get("tok"));
+        if (in.op == Opcode::DmaLoad && in.get("mcast") != 0 && in.get("mtok") >= 0)
+          for (int t = 0; t < 64 && t < static_cast<int>(n); ++t)
+            if (t != static_cast<int>(c) && (in.get("mcast") >> t & 1)) ++token(t, in.get("mtok"));
+        if (is_ring(in.op) && in.get("tok") >= 0)
+          ++token(static_cast<int>(in.get("dst_core")), in.get("tok"));
+      }
+    for (auto& per : tokens_)
+      for (auto& t : per) t = t < 0 ? -t : 0;
     current_.assign(n * kQ, nullptr);
     // The DRAM's bandwidth at the kernel's read/write mix (cost.h: CostParams): IBM's
     // T = (R + W) / bw + turnaround x min(R, W) over the kernel's bytes. The turnaround is

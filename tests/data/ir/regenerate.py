@@ -5,8 +5,11 @@ A key is a model of tools/models (`mlp_block`), an op of tools/models/ops.py (`o
 a real model (`models/gpt2`), a benchmark model (`bench/gpt2_small`), a regression-suite kernel
 of tools/models/regress_kernels.py (`regress/mm_4096`), a memory-bound benchmark kernel of
 tools/models/membound_kernels.py (`bench/membound/softmax_64mib`), a case of the cost model's
-held-out set (tools/models/costmodel_kernels.py, `bench/costmodel/...`), or a group: `ops`,
-`models`, `bench`, `regress`, `membound`, `costmodel`, `basic`; no key means all of them.
+held-out set (tools/models/costmodel_kernels.py, `bench/costmodel/...`), a shape of IBM's measured
+kernels (tools/models/fidelity_kernels.py, `bench/fidelity/add_2048x1024`), or a group: `ops`,
+`models`, `bench`, `regress`, `membound`, `costmodel`, `fidelity`, `basic`; no key means all of
+them except `fidelity` (202 shapes up to 1 GiB: minutes and gigabytes; it needs
+../shared/calibration/spyre_kernels.csv).
 Writes tests/data/ir/<key>.json, or <key>.<i>.json when a capture gives several graphs, and
 removes stale <key>.<i>.json files of the keys it writes.
 Real models set HF_HUB_OFFLINE=1 and build from config objects: nothing is downloaded.
@@ -63,6 +66,10 @@ def costmodel_names() -> list[str]:
     return list(load_model("costmodel_kernels").CASES)
 
 
+def fidelity_names() -> list[str]:
+    return load_model("fidelity_kernels").shape_keys()
+
+
 # key prefix -> (model file of tools/models, its dict of OpCase), for op-like captures
 CASE_GROUPS = {"ops": ("ops", "OPS"), "regress": ("regress_kernels", "CASES"),
                "membound": ("membound_kernels", "CASES"),
@@ -79,6 +86,10 @@ def all_keys() -> list[str]:
 def capture_key(key: str) -> spyre_capture.Capture:
     """A fresh capture of `key` (see the module docstring)."""
     group, _, name = key.removeprefix("bench/").rpartition("/")
+    if group == "fidelity":
+        case = load_model("fidelity_kernels").case(name)
+        return spyre_capture.capture(case.fn, case.make_inputs(), source_root=str(REPO),
+                                     run_eagerly=False)
     if group in CASE_GROUPS:
         module, table = CASE_GROUPS[group]
         case = getattr(load_model(module), table)[name]
@@ -106,6 +117,8 @@ def _expand(argv: list[str]) -> list[str]:
               "regress": [f"regress/{k}" for k in regress_names()],
               "membound": [f"bench/membound/{k}" for k in membound_names()],
               "costmodel": [f"bench/costmodel/{k}" for k in costmodel_names()]}
+    if "fidelity" in argv:
+        groups["fidelity"] = [f"bench/fidelity/{k}" for k in fidelity_names()]
     keys: list[str] = []
     for arg in argv or all_keys():
         keys += groups.get(arg, [arg])

@@ -47,6 +47,13 @@ struct CompileOptions {
   void set(const std::string& key, const std::string& value);
   // Every key set() accepts (without the `compiler.` prefix), in documentation order.
   static const std::vector<std::string>& keys();
+  // `compiler.cores=N`: divide the work over cores 0..N-1 (1 <= N <= the chip's cores); the
+  // chip keeps its cores, rings and DRAM, the other cores stay idle. 0: all of the chip's.
+  int64_t cores = 0;
+  // `compiler.schedule=own|ibm`: own is this compiler's schedule; ibm reproduces torch-spyre's
+  // (ibm_schedule.h: Inductor's kernels unfused, every op of a kernel a step through memory)
+  // so that IBM's measurements can be compared with the chip model.
+  std::string schedule = "own";
   bool fusion = true;
   // At most this many fusions are taken (-1: no limit); later candidates are reported as
   // rejected. Compiling with limit k-1 and k isolates the simulated effect of decision k.

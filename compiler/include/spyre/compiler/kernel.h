@@ -61,6 +61,10 @@ struct LoopDivision {
     }
   };
   std::vector<BufferAccess> accesses;
+  // The same tile space and the same rows on every core.
+  bool same_rows(const LoopDivision& o) const {
+    return rows == o.rows && cols == o.cols && core_rows == o.core_rows;
+  }
   // Bytes one core's rows of an access's value take in LX, the row layout of the arenas.
   int64_t slice_bytes(const BufferAccess& a, int64_t stick) const;
 };

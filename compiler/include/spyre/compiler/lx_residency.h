@@ -36,9 +36,12 @@ struct GroupLx {
   std::string name;                      // the kernel's name
   std::optional<LoopDivision> division;  // loop kernels
   int64_t lx_peak = 0;                   // its own working set, bytes per core
-  std::set<std::string> reads, writes;   // storages it reads and writes in DRAM
-  bool spills = false;                   // uses the DRAM spill scratch region
-  bool cross_core = false;               // multicasts, ring transfers or signals another core
+  // The working set it can shrink to for resident slots above it (a loop kernel lowered again
+  // with a quarter of the usable LX and the same row division; else lx_peak).
+  int64_t lx_min = 0;
+  std::set<std::string> reads, writes;  // storages it reads and writes in DRAM
+  bool spills = false;                  // uses the DRAM spill scratch region
+  bool cross_core = false;              // multicasts, ring transfers or signals another core
 };
 
 // What one kernel gets from the plan (lower_group).

@@ -1,0 +1,55 @@
+#pragma once
+// Helpers of the passes that rewrite the IR graph before fusion (split_reduction.h,
+// ibm_schedule.h): fresh names, affine index text, row-major strides.
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "spyre/compiler/ir.h"
+
+namespace spyre::compiler::graph_edit {
+
+// `base`, or `base1`, `base2`, ... : the first that is not in `taken`.
+inline std::string unique(const std::string& base, const std::set<std::string>& taken) {
+  std::string s = base;
+  for (int i = 1; taken.count(s); ++i) s = base + std::to_string(i);
+  return s;
+}
+
+// `512*x0 + x1` (+ offset), as the capture writes affine indices.
+inline std::string affine_text(const ir::Affine& a) {
+  std::string s;
+  for (const auto& [var, c] : a.coeffs) {
+    if (c == 0) continue;
+    if (!s.empty()) s += " + ";
+    s += (c == 1 ? "" : std::to_string(c) + "*") + var;
+  }
+  if (a.offset != 0 || s.empty()) s += (s.empty() ? "" : " + ") + std::to_string(a.offset);
+  return s;
+}
+
+inline ir::Index index_of(const ir::Affine& a) { return ir::Index{affine_text(a), a}; }
+
+// Every op has an affine index (or none), and there are no masked sub-blocks or indirect
+// indexing: what the rewriting passes handle.
+inline bool indices_affine(const std::vector<ir::Op>& body) {
+  for (const auto& op : body) {
+    if (!op.body.empty() || op.op == "indirect_indexing") return false;
+    if (op.index && !op.index->affine) return false;
+  }
+  return true;
+}
+
+// The row-major strides of `sizes`, each times `inner`.
+inline std::vector<int64_t> contiguous(const std::vector<int64_t>& sizes, int64_t inner) {
+  std::vector<int64_t> st(sizes.size());
+  int64_t s = inner;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    st[i] = s;
+    s *= sizes[i];
+  }
+  return st;
+}
+
+}  // namespace spyre::compiler::graph_edit

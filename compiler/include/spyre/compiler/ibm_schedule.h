@@ -1,0 +1,35 @@
+#pragma once
+// IBM's schedule (`compiler.schedule=ibm`): how torch-spyre's own back end runs an Inductor
+// graph, so that IBM's measurements (../shared/calibration/) can be reproduced by mechanism.
+// Its back end runs Inductor's kernels as they come (no further fusion: the compile runs with
+// fusion off) and every op of a kernel as its own step: each op's result goes to memory and
+// the next op reads it back. With LX planning off that memory is DRAM (IBM measured a fused
+// three-input add at 232 us and the same chain of separately compiled adds at 233 us, 2048 x
+// 1024 fp16, spyre_kernels.md); with LX planning on the whole-graph LX plan keeps the results
+// in LX where producer and consumer divide their rows alike, as IBM's LX planning does.
+//
+// split_ops_through_dram rewrites every pointwise node with more than one computing op into
+// one node per op that feeds another: its value is stored to a new intermediate buffer (the
+// node's iteration space, row-major, the op's dtype) and the consumers load it. Loads,
+// constants, index expressions and dtype conversions ride with the op that uses them (the SFP
+// converts on the way). Reductions and nodes with masked or indirect accesses stay whole.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "spyre/compiler/ir.h"
+
+namespace spyre::compiler {
+
+struct OpSplit {
+  std::string node;                  // the node that was split
+  std::vector<std::string> nodes;    // the new nodes, in schedule order (the last keeps the name)
+  std::vector<std::string> buffers;  // the intermediate buffers, one per new node but the last
+  nlohmann::json to_json() const;
+};
+
+// Rewrites `g` in place; returns what it split, in node order.
+std::vector<OpSplit> split_ops_through_dram(ir::Graph& g);
+
+}  // namespace spyre::compiler

@@ -1,0 +1,151 @@
+// IBM's schedule (ibm_schedule.h): every op of a pointwise kernel as its own step through
+// memory.
+#include "spyre/compiler/ibm_schedule.h"
+
+#include <map>
+#include <set>
+
+#include "spyre/compiler/graph_edit.h"
+
+namespace spyre::compiler {
+namespace {
+
+// Ops that ride with the op using them rather than being a step of their own.
+bool rides_along(const std::string& op) {
+  return op == "load" || op == "constant" || op == "index_expr" || op == "to_dtype";
+}
+
+bool is_store(const std::string& op) { return op == "store" || op == "store_reduction"; }
+
+}  // namespace
+
+nlohmann::json OpSplit::to_json() const {
+  return {{"node", node}, {"nodes", nodes}, {"buffers", buffers}};
+}
+
+std::vector<OpSplit> split_ops_through_dram(ir::Graph& g) {
+  std::vector<OpSplit> done;
+  std::set<std::string> buffer_names, node_names;
+  for (const auto& b : g.buffers) buffer_names.insert(b.name);
+  for (const auto& n : g.nodes) node_names.insert(n.name);
+  std::vector<ir::Node> out;
+  for (auto& n : g.nodes) {
+    if (n.kind != "pointwise" || !graph_edit::indices_affine(n.body)) {
+      out.push_back(std::move(n));
+      continue;
+    }
+    std::map<std::string, size_t> at;  // value id -> body position
+    for (size_t i = 0; i < n.body.size(); ++i)
+      if (!n.body[i].id.empty()) at[n.body[i].id] = i;
+    // The computing op a value comes from, through dtype conversions ("" for loads etc.).
+    auto source = [&](std::string id) {
+      for (;;) {
+        auto it = at.find(id);
+        if (it == at.end()) return std::string();
+        const ir::Op& op = n.body[it->second];
+        if (op.op == "to_dtype" && op.args.size() == 1) {
+          id = op.args[0];
+          continue;
+        }
+        return rides_along(op.op) ? std::string() : id;
+      }
+    };
+    // Cuts: computing ops whose value another computing op uses.
+    std::set<std::string> cuts;
+    bool typed = true;
+    for (const auto& op : n.body) {
+      if (rides_along(op.op) || is_store(op.op)) continue;
+      for (const auto& a : op.args) {
+        const std::string src = source(a);
+        if (src.empty()) continue;
+        cuts.insert(src);
+        if (!n.body[at[src]].dtype) typed = false;
+      }
+    }
+    if (cuts.empty() || !typed) {
+      out.push_back(std::move(n));
+      continue;
+    }
+    ir::Affine row_major;
+    const std::vector<int64_t> st = graph_edit::contiguous(n.sizes, 1);
+    for (size_t i = 0; i < n.vars.size(); ++i) row_major.coeffs[n.vars[i]] = st[i];
+    std::map<std::string, std::string> buffer_of;  // cut value id -> its buffer
+    OpSplit rec;
+    rec.node = n.name;
+    // The ops a step needs: everything its roots use, back to the loads, with earlier cuts
+    // read from their buffers.
+    auto step_body = [&](const std::vector<std::string>& roots, const std::string& self,
+                         bool keep_stores) {
+      std::set<std::string> need;
+      std::vector<std::string> stack = roots;
+      while (!stack.empty()) {
+        const std::string id = stack.back();
+        stack.pop_back();
+        if (!need.insert(id).second) continue;
+        if (id != self && cuts.count(id)) continue;  // loaded, not recomputed
+        auto it = at.find(id);
+        if (it == at.end()) continue;
+        for (const auto& a : n.body[it->second].args) stack.push_back(a);
+      }
+      std::vector<ir::Op> body;
+      for (const auto& op : n.body) {
+        if (is_store(op.op)) {
+          if (keep_stores) body.push_back(op);
+          continue;
+        }
+        if (!need.count(op.id)) continue;
+        if (op.id != self && cuts.count(op.id)) {
+          ir::Op load;
+          load.id = op.id;
+          load.op = "load";
+          load.buffer = buffer_of.at(op.id);
+          load.dtype = op.dtype;
+          load.index = graph_edit::index_of(row_major);
+          body.push_back(load);
+          continue;
+        }
+        body.push_back(op);
+      }
+      return body;
+    };
+    int k = 0;
+    for (const auto& op : n.body) {
+      if (!cuts.count(op.id)) continue;
+      ir::Buffer b;
+      b.name = graph_edit::unique(n.name + "_step" + std::to_string(k), buffer_names);
+      buffer_names.insert(b.name);
+      b.kind = "intermediate";
+      b.dtype = *op.dtype;
+      b.size = n.sizes;
+      b.stride = st;
+      g.buffers.push_back(b);
+      ir::Node s = n;
+      s.name = graph_edit::unique(n.name + "_" + std::to_string(k), node_names);
+      node_names.insert(s.name);
+      s.outputs = {b.name};
+      s.body = step_body({op.id}, op.id, false);
+      ir::Op store;
+      store.op = "store";
+      store.args = {op.id};
+      store.buffer = b.name;
+      store.index = graph_edit::index_of(row_major);
+      s.body.push_back(store);
+      buffer_of[op.id] = b.name;
+      rec.nodes.push_back(s.name);
+      rec.buffers.push_back(b.name);
+      out.push_back(std::move(s));
+      ++k;
+    }
+    std::vector<std::string> roots;
+    for (const auto& op : n.body)
+      if (is_store(op.op)) roots.insert(roots.end(), op.args.begin(), op.args.end());
+    n.body = step_body(roots, "", true);
+    rec.nodes.push_back(n.name);
+    out.push_back(std::move(n));
+    done.push_back(std::move(rec));
+  }
+  g.nodes = std::move(out);
+  return done;
+}
+
+}  // namespace spyre::compiler
