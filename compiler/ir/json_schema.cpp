@@ -55,8 +55,10 @@ unsigned type_bits(const json& v) {
     case json::value_t::string: return kString;
     case json::value_t::array: return kArray;
     case json::value_t::object: return kObject;
-    default: return 0;
+    case json::value_t::binary:  // not produced by the JSON parser: no schema type
+    case json::value_t::discarded: return 0;
   }
+  return 0;
 }
 
 std::string type_name(const json& v) {

@@ -356,7 +356,13 @@ void lower_loops(Kernel& k) {
         em.red(cl, op.fn, dv, src(0), rows, val(op.src[0]).c ? C : 1, false);
         break;
       }
-      default: break;
+      case TOp::Load:  // emitted above
+      case TOp::Store:
+      case TOp::Unary:  // emit_elementwise
+      case TOp::Binary:
+      case TOp::Select:
+      case TOp::Convert:
+      case TOp::Fill: break;
     }
   };
 

@@ -88,7 +88,9 @@ std::string value_name(const TileProgram& p, int v) {
       case TOp::Convert: what = "convert"; break;
       case TOp::Iota: what = "index"; break;
       case TOp::Load: what = "load " + p.accesses[static_cast<size_t>(op.access)].buffer; break;
-      default: break;
+      case TOp::Gather: what = "gather"; break;
+      case TOp::Fill: what = "fill"; break;
+      case TOp::Store: break;
     }
     return "v" + std::to_string(v) + " (" + what + ")";
   }
@@ -109,6 +111,8 @@ void lower_loops_columns(Kernel& k, const TileProgram& p, const std::string& whe
   auto fail = [&](const std::string& what) {
     throw Error(where, row_msg + " and cannot be walked in column chunks: " + what);
   };
+  for (const auto& op : ops)
+    if (op.kind == TOp::Gather) fail("it has a gather (an indirect load)");
   auto along_c = [&](int a) { return s.col.size > 1 && s.col.coeff[static_cast<size_t>(a)] != 0; };
 
   // --- work division: rows over cores, then over corelets (as loops.cpp)
@@ -220,8 +224,9 @@ void lower_loops_columns(Kernel& k, const TileProgram& p, const std::string& whe
         return Tile{arena_base[w][st.i % 2] + arena_off[static_cast<size_t>(st.q)].at(v), cw, 1,
                     dt};
       case Cls::Row: return Tile{row_base[w][st.rp] + row_off.at(v), 0, 0, dt};
-      default: return Tile{hoisted.at(v), 0, 0, dt};
+      case Cls::Const: return Tile{hoisted.at(v), 0, 0, dt};
     }
+    return Tile{};
   };
   auto outer_offset = [&](size_t a, int64_t outer) {
     int64_t off = 0;
@@ -276,7 +281,14 @@ void lower_loops_columns(Kernel& k, const TileProgram& p, const std::string& whe
                   static_cast<double>(p.accesses[a].offset + row_part + col_part), 0, cc, 1, cols);
         break;
       }
-      default: break;
+      case TOp::Gather:  // refused above
+      case TOp::Load:    // mem_op
+      case TOp::Store:
+      case TOp::Unary:  // emit_elementwise
+      case TOp::Binary:
+      case TOp::Select:
+      case TOp::Convert:
+      case TOp::Fill: break;
     }
   };
 

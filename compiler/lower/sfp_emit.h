@@ -22,8 +22,13 @@ bool emit_elementwise(Emitter& em, int cl, const TOp& op, const Tile& dst, Src&&
     case TOp::Select: em.sel(cl, dst, src(0), src(1), src(2), rows, cols); return true;
     case TOp::Convert: em.cvt(cl, dst, src(0), rows, cols); return true;
     case TOp::Fill: em.fill(cl, dst, rows, cols, op.value); return true;
-    default: return false;
+    case TOp::Load:
+    case TOp::Store:
+    case TOp::Reduce:
+    case TOp::Iota:
+    case TOp::Gather: return false;
   }
+  return false;
 }
 
 // dst(r, c) = base + row_step*r + col_step*c, built by doubling: one element, then each step

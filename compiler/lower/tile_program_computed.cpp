@@ -153,7 +153,7 @@ int Builder::lower_tree(const IdxTree& t) {
     return d;
   }
   const int a = lower_tree(t.kids[0]);
-  int b;
+  int b = -1;
   std::string fn;
   switch (t.kind) {
     case IdxTree::Abs: {
@@ -162,9 +162,15 @@ int Builder::lower_tree(const IdxTree& t) {
       return d;
     }
     case IdxTree::Mul: b = scalar(DType::I64, static_cast<double>(t.c)), fn = "mul"; break;
-    default:
+    case IdxTree::Add:
+    case IdxTree::Min:
+    case IdxTree::Max:
       b = lower_tree(t.kids[1]);
       fn = t.kind == IdxTree::Add ? "add" : t.kind == IdxTree::Min ? "min" : "max";
+      break;
+    case IdxTree::Const:
+    case IdxTree::Var:  // leaves: handled above
+      throw Error("index expression", "a leaf where an operation was expected (internal error)");
   }
   int d = new_val(joined({a, b}, DType::I64));
   emit(TOp{TOp::Binary, sfp_fn(fn), d, {a, b}, -1, 0});

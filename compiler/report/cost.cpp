@@ -72,7 +72,18 @@ InstrCost instr_cost(const isa::Instr& in, const arch::ArchConfig& cfg) {
     case Opcode::SfpReduce:
     case Opcode::SfpConvert:
     case Opcode::SfpFill: c.cycles = arch::sfp_op_cycles(cfg, in); break;
-    default: break;
+    // Sequencer words: their cost is the issue slot (and, for a wait, the token), which the
+    // timeline charges itself; no unit time, no DRAM bytes.
+    case Opcode::Signal:
+    case Opcode::Wait:
+    case Opcode::Barrier:
+    case Opcode::Halt:
+    case Opcode::Loop:
+    case Opcode::LoopStep: break;
+    // Ring transfers take their time from the route between the two cores: the timeline
+    // charges the link time and the hops (timeline.cpp).
+    case Opcode::RingSend:
+    case Opcode::RingReduce: break;
   }
   return c;
 }
