@@ -58,7 +58,7 @@ struct ArenaPlan {
 
 void lower_loops(Kernel& k) {
   const std::string where = k.g.file + ": " + ir::describe(k.node);
-  TileProgram p = build_tile_program(k.g, k.node, k.cfg, where);
+  TileProgram p = build_tile_program(k.g, k.node, k.cfg, where, k.node.keep_space);
   const IterSpace& s = p.space;
   const arch::ArchConfig& cfg = k.cfg;
   const int64_t C = s.col.size, R = s.row.size, U = s.rows_total();

@@ -123,6 +123,7 @@ std::vector<OpSplit> split_ops_through_dram(ir::Graph& g) {
       s.name = graph_edit::unique(n.name + "_" + std::to_string(k), node_names);
       node_names.insert(s.name);
       s.outputs = {b.name};
+      s.keep_space = n.vars.size() == 2;
       s.body = step_body({op.id}, op.id, false);
       ir::Op store;
       store.op = "store";
@@ -140,6 +141,7 @@ std::vector<OpSplit> split_ops_through_dram(ir::Graph& g) {
     for (const auto& op : n.body)
       if (is_store(op.op)) roots.insert(roots.end(), op.args.begin(), op.args.end());
     n.body = step_body(roots, "", true);
+    n.keep_space = n.vars.size() == 2;
     rec.nodes.push_back(n.name);
     out.push_back(std::move(n));
     done.push_back(std::move(rec));

@@ -56,7 +56,14 @@ def test_softmax_under_ibm_schedule_matches_eager():
     x = torch.randn(256, 512, dtype=H)
     r = spyre_sim.run(lambda t: torch.softmax(t, -1), (x,), set=["compiler.schedule=ibm"])
     assert r.outputs_match is True, str(r)
-    assert r.reports[0]["op_steps"], "softmax's sub/exp kernel is split into steps"
+    (rep,) = r.reports
+    (split,) = rep["op_steps"]  # Inductor's sub/exp kernel, split into its two steps
+    # Every step divides its rows as the kernel it came from, so with LX planning on (the
+    # default) the step's result stays in LX between them.
+    divisions = {k["name"]: (k["split"]["rows"], k["split"]["cols"]) for k in rep["kernels"]}
+    assert len(set(divisions.values())) == 1, divisions
+    resident = {b["buffer"] for b in rep["lx_residency"]["buffers"]}
+    assert set(split["buffers"]) <= resident
 
 
 def test_an_unknown_schedule_is_an_error_naming_the_option(cli):

@@ -78,6 +78,10 @@ struct Node {
   nlohmann::json kwargs = nlohmann::json::object();
   TensorView layout;
   std::vector<int64_t> indices;  // MultiOutput: the tuple element it holds
+  // Not in the IR: set by the graph-rewriting passes (ibm_schedule.h) on nodes that must be
+  // lowered over their own 2-D space [vars0, vars1] rather than a merged one, so that the
+  // steps of one split node divide their rows alike (and their results can stay in LX).
+  bool keep_space = false;
 };
 
 struct Graph {
