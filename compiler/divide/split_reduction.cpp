@@ -37,9 +37,7 @@ std::vector<SplitReduction> split_reductions(ir::Graph& g, const arch::ArchConfi
   std::vector<SplitReduction> done;
   if (!opts.enabled) return done;
   const int64_t workers = cfg.cores * cfg.corelets;
-  std::set<std::string> buffer_names, node_names;
-  for (const auto& b : g.buffers) buffer_names.insert(b.name);
-  for (const auto& n : g.nodes) node_names.insert(n.name);
+  graph_edit::Names names(g);
   std::vector<ir::Node> out;
   for (auto& n : g.nodes) {
     int64_t rows = 1;
@@ -78,10 +76,8 @@ std::vector<SplitReduction> split_reductions(ir::Graph& g, const arch::ArchConfi
 
     SplitReduction rec;
     rec.node = n.name;
-    rec.partial_node = unique(n.name + "_part", node_names);
-    node_names.insert(rec.partial_node);
-    rec.partial_buffer = unique(store->buffer + "_partials", buffer_names);
-    buffer_names.insert(rec.partial_buffer);
+    rec.partial_node = names.node(n.name + "_part");
+    rec.partial_buffer = names.buffer(store->buffer + "_partials");
     rec.rows = rows;
     rec.axis = axis;
     rec.parts = parts;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "spyre/compiler/column_reduction.h"
 #include "spyre/compiler/context.h"
 #include "spyre/compiler/cost.h"
 #include "spyre/compiler/divide.h"
@@ -325,6 +326,7 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& chip,
   if (ibm) effective.fusion = false;
   const CompileContext ctx(effective);
   ir::Graph loaded = ir::load_ir(j, file);
+  const std::vector<ColumnReduction> columns = transpose_column_reductions(loaded);
   const std::vector<SplitReduction> splits =
       split_reductions(loaded, cfg, SplitReductionOptions{opts.split_reduction});
   const std::vector<OpSplit> op_steps =
@@ -472,6 +474,8 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& chip,
   rep["fusion"] = fusion.decisions;
   rep["split_reductions"] = nlohmann::json::array();
   for (const auto& sr : splits) rep["split_reductions"].push_back(sr.to_json());
+  rep["column_reductions"] = nlohmann::json::array();
+  for (const auto& cr : columns) rep["column_reductions"].push_back(cr.to_json());
   rep["op_steps"] = nlohmann::json::array();  // compiler.schedule=ibm: nodes split per op
   for (const auto& os : op_steps) rep["op_steps"].push_back(os.to_json());
   rep["dram_plan"] = dram.to_json(scratch);

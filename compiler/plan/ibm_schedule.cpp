@@ -25,9 +25,7 @@ nlohmann::json OpSplit::to_json() const {
 
 std::vector<OpSplit> split_ops_through_dram(ir::Graph& g) {
   std::vector<OpSplit> done;
-  std::set<std::string> buffer_names, node_names;
-  for (const auto& b : g.buffers) buffer_names.insert(b.name);
-  for (const auto& n : g.nodes) node_names.insert(n.name);
+  graph_edit::Names names(g);
   std::vector<ir::Node> out;
   for (auto& n : g.nodes) {
     if (n.kind != "pointwise" || !graph_edit::indices_affine(n.body)) {
@@ -112,16 +110,14 @@ std::vector<OpSplit> split_ops_through_dram(ir::Graph& g) {
     for (const auto& op : n.body) {
       if (!cuts.count(op.id)) continue;
       ir::Buffer b;
-      b.name = graph_edit::unique(n.name + "_step" + std::to_string(k), buffer_names);
-      buffer_names.insert(b.name);
+      b.name = names.buffer(n.name + "_step" + std::to_string(k));
       b.kind = "intermediate";
       b.dtype = *op.dtype;
       b.size = n.sizes;
       b.stride = st;
       g.buffers.push_back(b);
       ir::Node s = n;
-      s.name = graph_edit::unique(n.name + "_" + std::to_string(k), node_names);
-      node_names.insert(s.name);
+      s.name = names.node(n.name + "_" + std::to_string(k));
       s.outputs = {b.name};
       s.keep_space = n.vars.size() == 2;
       s.body = step_body({op.id}, op.id, false);

@@ -31,6 +31,25 @@ inline std::string affine_text(const ir::Affine& a) {
 
 inline ir::Index index_of(const ir::Affine& a) { return ir::Index{affine_text(a), a}; }
 
+// Fresh buffer and node names for a pass that adds both to `g`.
+class Names {
+ public:
+  explicit Names(const ir::Graph& g) {
+    for (const auto& b : g.buffers) buffers_.insert(b.name);
+    for (const auto& n : g.nodes) nodes_.insert(n.name);
+  }
+  std::string buffer(const std::string& base) { return take(base, buffers_); }
+  std::string node(const std::string& base) { return take(base, nodes_); }
+
+ private:
+  static std::string take(const std::string& base, std::set<std::string>& taken) {
+    std::string s = unique(base, taken);
+    taken.insert(s);
+    return s;
+  }
+  std::set<std::string> buffers_, nodes_;
+};
+
 // Every op has an affine index (or none), and there are no masked sub-blocks or indirect
 // indexing: what the rewriting passes handle.
 inline bool indices_affine(const std::vector<ir::Op>& body) {
