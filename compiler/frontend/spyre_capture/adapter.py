@@ -2,7 +2,7 @@
 
 Inductor's scheduler hooks, LoopBody, the ops-handler protocol and the IR node classes are
 private and change between releases, so they are used here only; the rest of spyre_capture
-sees plain dicts. See /work/shared/notes/inductor_capture.md for why each hook is needed.
+sees plain dicts. See ../shared/notes/inductor_capture.md for why each hook is needed.
 """
 
 from __future__ import annotations
