@@ -451,8 +451,11 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& chip,
   for (const auto& name : g.inputs) {
     const ir::Buffer& b = g.buffer(name);
     const uint64_t es = static_cast<uint64_t>(isa::dtype_size_bytes(g.storage_of(name).dtype));
+    bool mutated = false;
+    for (const auto& n : g.nodes)
+      for (const auto& o : n.outputs) mutated = mutated || &g.storage_of(o) == &g.storage_of(name);
     res.inputs.push_back({name, b.dtype, b.size, b.stride,
-                          dram.at(name).addr + static_cast<uint64_t>(b.offset) * es});
+                          dram.at(name).addr + static_cast<uint64_t>(b.offset) * es, mutated});
   }
   for (const auto& o : g.outputs) {
     const uint64_t es = static_cast<uint64_t>(isa::dtype_size_bytes(g.storage_of(o.buffer).dtype));

@@ -154,7 +154,9 @@ void lower_loops(Kernel& k) {
   int64_t next = 1;
   const int64_t end_pos = static_cast<int64_t>(p.ops.size()) + 2;
   for (size_t i = 0; i < p.ops.size(); ++i)
-    pos[i] = p.ops[i].kind == TOp::Load ? 0 : p.ops[i].kind == TOp::Store ? end_pos : next++;
+    pos[i] = p.ops[i].kind == TOp::Load                                     ? 0
+             : p.ops[i].kind == TOp::Store || p.ops[i].kind == TOp::Scatter ? end_pos
+                                                                            : next++;
   std::map<int, std::pair<int64_t, int64_t>> live;  // tiled value -> [def, last use]
   for (size_t i = 0; i < p.ops.size(); ++i) {
     const TOp& op = p.ops[i];
@@ -288,6 +290,40 @@ void lower_loops(Kernel& k) {
     return std::make_tuple(k.dram_addr(m.buffer, elem), t.addr, sh);
   };
   int64_t cur_core = 0;  // the core emit_op emits for
+  // dma.gather (into `data`) or dma.scatter (from it) of rows x cols elements of op's buffer at
+  // the int64 element indices in `idx`: one per element (both tiles row-major, contiguous), or
+  // with `whole_rows` one per row (its first element's), each a run of cols contiguous elements
+  // (a gather's rows land `run` bytes apart, a scatter's are read at the tile's row stride).
+  auto indexed_dma = [&](const TOp& op, const Tile& data, const Tile& idx, int64_t rows,
+                         int64_t cols, bool whole_rows) {
+    const bool gather = op.kind == TOp::Gather;
+    const MemAccess& m = p.accesses[static_cast<size_t>(op.access)];
+    const int64_t e = isa::dtype_size_bytes(data.dt);
+    if (!gather && (data.cs != 1 || (rows > 1 && !whole_rows && data.rs != cols)))
+      throw Error(where,
+                  "a scatter's value tile is not row-major and contiguous (an internal error)");
+    const int64_t n = whole_rows ? rows : rows * cols, run = whole_rows ? cols * e : e;
+    const auto base = static_cast<int64_t>(k.dram_addr(m.buffer, m.offset));
+    Access acc;
+    acc.lx_read.push_back(tile_span(idx, rows, whole_rows ? 1 : cols));
+    (gather ? acc.lx_write : acc.lx_read).push_back(tile_span(data, rows, cols));
+    (gather ? acc.dram_read : acc.dram_write).push_back(ByteRange{base, base + m.limit * e});
+    k.cores[static_cast<size_t>(cur_core)].emit(
+        isa::make_instr(gather ? isa::Opcode::DmaGather : isa::Opcode::DmaScatter,
+                        {{"dram", base},
+                         {"lx", data.addr},
+                         {"idx", idx.addr},
+                         {"n", n},
+                         {"bytes", run},
+                         {"dram_stride", e},
+                         {"lx_stride", gather       ? run
+                                       : whole_rows ? data.rs * e
+                                                    : e},
+                         {"limit", whole_rows ? m.limit - cols + 1 : m.limit},
+                         {"idt", static_cast<int64_t>(isa::DType::I64)}},
+                        k.id),
+        std::move(acc));
+  };
   auto emit_op = [&](Emitter& em, const TOp& op, const TileWork& tw, int w, int64_t i) {
     const int cl = w;
     if (!placed.empty()) cur_row0 = tw.r0 - core_rows[static_cast<size_t>(cur_core)].lo;
@@ -299,6 +335,12 @@ void lower_loops(Kernel& k) {
     if (op.kind == TOp::Store) {
       auto [dram, lx, sh] = dma_for(op, op.src[0], tw, w, i);
       em.store(lx, dram, sh);
+      return;
+    }
+    if (op.kind == TOp::Scatter) {
+      const TVal& v = val(op.src[0]);
+      indexed_dma(op, tile_of(op.src[0], w, i), tile_of(op.src[1], w, i), v.r ? tw.nr : 1,
+                  v.c ? C : 1, !val(op.src[1]).c && v.c);
       return;
     }
     const TVal& d = val(op.dst);
@@ -319,37 +361,7 @@ void lower_loops(Kernel& k) {
         emit_iota(em, cl, dst, Tile{iota_scratch[cl], 0, 0, d.dt}, base, rc, cc, rows, cols);
         break;
       }
-      case TOp::Gather: {
-        // dma.gather of rows x cols elements; the int64 element indices src[0] have dst's
-        // layout (both row-major, contiguous: rs == cols). Whole rows (tile_program.cpp): one
-        // index per row (its first element's), each a run of cols contiguous elements.
-        const auto a = static_cast<size_t>(op.access);
-        const MemAccess& m = p.accesses[a];
-        const Tile idx = src(0);
-        const bool whole_rows = !val(op.src[0]).c && d.c;
-        const int64_t n = whole_rows ? rows : rows * cols, e = es(op.dst);
-        const int64_t run = whole_rows ? cols * e : e;
-        const uint64_t base = k.dram_addr(m.buffer, m.offset);
-        Access acc;
-        acc.lx_read.push_back(tile_span(idx, rows, whole_rows ? 1 : cols));
-        acc.lx_write.push_back(tile_span(dst, rows, cols));
-        acc.dram_read.push_back(
-            ByteRange{static_cast<int64_t>(base), static_cast<int64_t>(base) + m.limit * e});
-        k.cores[static_cast<size_t>(cur_core)].emit(
-            isa::make_instr(isa::Opcode::DmaGather,
-                            {{"dram", static_cast<int64_t>(base)},
-                             {"lx", dst.addr},
-                             {"idx", idx.addr},
-                             {"n", n},
-                             {"bytes", run},
-                             {"dram_stride", e},
-                             {"lx_stride", run},
-                             {"limit", whole_rows ? m.limit - cols + 1 : m.limit},
-                             {"idt", static_cast<int64_t>(isa::DType::I64)}},
-                            k.id),
-            std::move(acc));
-        break;
-      }
+      case TOp::Gather: indexed_dma(op, dst, src(0), rows, cols, !val(op.src[0]).c && d.c); break;
       case TOp::Reduce: {
         Tile dv = dst;
         dv.rs = d.r ? 1 : 0;
@@ -358,6 +370,7 @@ void lower_loops(Kernel& k) {
       }
       case TOp::Load:  // emitted above
       case TOp::Store:
+      case TOp::Scatter:
       case TOp::Unary:  // emit_elementwise
       case TOp::Binary:
       case TOp::Select:
@@ -412,9 +425,10 @@ void lower_loops(Kernel& k) {
     auto phase = [&](size_t w, size_t i, int which) {
       if (i >= tiles[w].size()) return;
       for (const auto& op : p.ops) {
-        const bool is_store = op.kind == TOp::Store;
+        const bool is_store = op.kind == TOp::Store || op.kind == TOp::Scatter;
         const bool tiled = is_store || val(op.dst).tiled;
-        if (!tiled || (is_store && (batched.count(op.src[0]) || no_dram.count(op.src[0]))) ||
+        if (!tiled ||
+            (op.kind == TOp::Store && (batched.count(op.src[0]) || no_dram.count(op.src[0]))) ||
             (op.kind == TOp::Load && lx_loads.count(op.dst)))
           continue;
         const int ph = op.kind == TOp::Load ? 0 : is_store ? 2 : 1;

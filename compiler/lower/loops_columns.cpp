@@ -90,7 +90,8 @@ std::string value_name(const TileProgram& p, int v) {
       case TOp::Load: what = "load " + p.accesses[static_cast<size_t>(op.access)].buffer; break;
       case TOp::Gather: what = "gather"; break;
       case TOp::Fill: what = "fill"; break;
-      case TOp::Store: break;
+      case TOp::Store:
+      case TOp::Scatter: break;
     }
     return "v" + std::to_string(v) + " (" + what + ")";
   }
@@ -111,8 +112,10 @@ void lower_loops_columns(Kernel& k, const TileProgram& p, const std::string& whe
   auto fail = [&](const std::string& what) {
     throw Error(where, row_msg + " and cannot be walked in column chunks: " + what);
   };
-  for (const auto& op : ops)
+  for (const auto& op : ops) {
     if (op.kind == TOp::Gather) fail("it has a gather (an indirect load)");
+    if (op.kind == TOp::Scatter) fail("it has a scatter (an indirect store)");
+  }
   auto along_c = [&](int a) { return s.col.size > 1 && s.col.coeff[static_cast<size_t>(a)] != 0; };
 
   // --- work division: rows over cores, then over corelets (as loops.cpp)
@@ -282,7 +285,8 @@ void lower_loops_columns(Kernel& k, const TileProgram& p, const std::string& whe
         break;
       }
       case TOp::Gather:  // refused above
-      case TOp::Load:    // mem_op
+      case TOp::Scatter:
+      case TOp::Load:  // mem_op
       case TOp::Store:
       case TOp::Unary:  // emit_elementwise
       case TOp::Binary:

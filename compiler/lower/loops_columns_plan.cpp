@@ -49,6 +49,7 @@ ColumnPlan plan_columns(const TileProgram& p, const arch::ArchConfig& cfg, int64
   for (size_t i = 0; i < nops; ++i) {
     const TOp& op = ops[i];
     if (op.kind == TOp::Gather) fail("a gather (indirect load) is not chunked");
+    if (op.kind == TOp::Scatter) fail("a scatter (indirect store) is not chunked");
     if (op.kind == TOp::Reduce) {
       if (op.fn == isa::SfpFn::ArgMax || op.fn == isa::SfpFn::ArgMin)
         fail("argmax/argmin cannot accumulate across chunks");

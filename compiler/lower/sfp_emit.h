@@ -26,7 +26,8 @@ bool emit_elementwise(Emitter& em, int cl, const TOp& op, const Tile& dst, Src&&
     case TOp::Store:
     case TOp::Reduce:
     case TOp::Iota:
-    case TOp::Gather: return false;
+    case TOp::Gather:
+    case TOp::Scatter: return false;
   }
   return false;
 }

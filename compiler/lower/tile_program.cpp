@@ -172,6 +172,68 @@ void Builder::lower_gather(const ir::Op& op, int a, int idx) {
   if (mask_.empty()) load_val_[a] = d;  // a masked load depends on its mask
 }
 
+int Builder::indirect_index(const Indirect& ind, bool rows_ok, bool& rows) {
+  const IterSpace& s = p_.space;
+  int idx = -1;
+  auto add = [&](int v) {
+    if (idx < 0) {
+      idx = v;
+      return;
+    }
+    int d = new_val(joined({idx, v}, DType::I64));
+    emit(TOp{TOp::Binary, sfp_fn("add"), d, {idx, v}, -1, 0});
+    idx = d;
+  };
+  for (const auto& [sym, c] : ind.syms) {
+    int v = val_.at(sym);
+    if (c != 1) {
+      int k = scalar(DType::I64, static_cast<double>(c));
+      int d = new_val(joined({v}, DType::I64));
+      emit(TOp{TOp::Binary, sfp_fn("mul"), d, {v, k}, -1, 0});
+      v = d;
+    }
+    add(v);
+  }
+  // Whole rows: when the affine rest walks the columns contiguously and no symbol varies
+  // along them, one index per row (its first element) and one transfer of rows of cols.
+  rows =
+      rows_ok && ind.iota >= 0 && s.col.size > 1 && s.col.coeff[static_cast<size_t>(ind.iota)] == 1;
+  for (const auto& sc : ind.syms) rows = rows && !p_.vals[static_cast<size_t>(val_.at(sc.first))].c;
+  int iota = ind.iota;
+  if (rows) iota = column_start(ind.iota);
+  if (iota >= 0) {
+    TVal t;
+    t.dt = DType::I64;
+    access_class(iota, t.r, t.c, t.tiled);
+    int d = new_val(t);
+    emit(TOp{TOp::Iota, isa::SfpFn::Copy, d, {}, iota, 0});
+    add(d);
+  }
+  if (idx < 0) idx = scalar(DType::I64, 0);
+  return idx;
+}
+
+void Builder::lower_scatter(const ir::Op& op, int a, const Indirect& ind) {
+  const IterSpace& s = p_.space;
+  bool rows = false;
+  int idx = indirect_index(ind, true, rows);
+  // Every element of the tile is written: the value (and, element by element, the index)
+  // cover the tile's rows and cols, row-major.
+  const bool r = s.row.size > 1, c = s.col.size > 1;
+  auto untransposed = [&](int v) {
+    if (!p_.vals[static_cast<size_t>(v)].transposed) return v;
+    TVal t = p_.vals[static_cast<size_t>(v)];
+    t.transposed = false;
+    int d = new_val(t);
+    emit(TOp{TOp::Unary, isa::SfpFn::Copy, d, {v}, -1, 0});
+    return d;
+  };
+  int v = convert(val_.at(op.args[0]), p_.accesses[static_cast<size_t>(a)].dt);
+  v = untransposed(materialize(v, r, c));
+  idx = untransposed(materialize(idx, r, !rows && c));
+  emit(TOp{TOp::Scatter, isa::SfpFn::Copy, -1, {v, idx}, a, 0});
+}
+
 void Builder::lower(const ir::Op& op) {
   const IterSpace& s = p_.space;
   if (op.op == "indirect_indexing") {  // a negative index counts from the end: + size
@@ -223,43 +285,8 @@ void Builder::lower(const ir::Op& op) {
       val_[op.id] = it->second;
       return;
     }
-    const Indirect& ind = indirect_.at(key);
-    int idx = -1;
-    auto add = [&](int v) {
-      if (idx < 0) {
-        idx = v;
-        return;
-      }
-      int d = new_val(joined({idx, v}, DType::I64));
-      emit(TOp{TOp::Binary, sfp_fn("add"), d, {idx, v}, -1, 0});
-      idx = d;
-    };
-    for (const auto& [sym, c] : ind.syms) {
-      int v = val_.at(sym);
-      if (c != 1) {
-        int k = scalar(DType::I64, static_cast<double>(c));
-        int d = new_val(joined({v}, DType::I64));
-        emit(TOp{TOp::Binary, sfp_fn("mul"), d, {v, k}, -1, 0});
-        v = d;
-      }
-      add(v);
-    }
-    // Whole rows: when the affine rest walks the columns contiguously and no symbol varies
-    // along them, one index per row (its first element) and one gather of rows of cols.
-    bool rows = mask_.empty() && ind.iota >= 0 && s.col.size > 1 &&
-                s.col.coeff[static_cast<size_t>(ind.iota)] == 1;
-    for (const auto& sc : ind.syms)
-      rows = rows && !p_.vals[static_cast<size_t>(val_.at(sc.first))].c;
-    int iota = ind.iota;
-    if (rows) iota = column_start(ind.iota);
-    if (iota >= 0) {
-      TVal t;
-      t.dt = DType::I64;
-      access_class(iota, t.r, t.c, t.tiled);
-      int d = new_val(t);
-      emit(TOp{TOp::Iota, isa::SfpFn::Copy, d, {}, iota, 0});
-      add(d);
-    }
+    bool rows = false;
+    const int idx = indirect_index(indirect_.at(key), mask_.empty(), rows);
     if (rows) {
       TVal t = p_.vals[static_cast<size_t>(idx)];
       t.dt = p_.accesses[static_cast<size_t>(a)].dt;
@@ -292,6 +319,10 @@ void Builder::lower(const ir::Op& op) {
   if (op.op == "store" || op.op == "store_reduction") {
     if (!op.mode.empty()) fail(op, "store mode '" + op.mode + "' is not supported yet");
     int a = store_access_.at(next_store_++);
+    if (auto it = indirect_.find(access_key(op, false)); it != indirect_.end()) {
+      lower_scatter(op, a, it->second);
+      return;
+    }
     bool r, c, tiled;
     access_class(a, r, c, tiled);
     int v = convert(val_.at(op.args[0]), p_.accesses[static_cast<size_t>(a)].dt);
@@ -446,7 +477,8 @@ void Builder::dce() {
   std::vector<bool> keep(p_.ops.size(), false);
   for (size_t i = p_.ops.size(); i-- > 0;) {
     const TOp& op = p_.ops[i];
-    bool live = op.kind == TOp::Store || (op.dst >= 0 && live_val[static_cast<size_t>(op.dst)]);
+    bool live = op.kind == TOp::Store || op.kind == TOp::Scatter ||
+                (op.dst >= 0 && live_val[static_cast<size_t>(op.dst)]);
     if (!live) continue;
     keep[i] = true;
     for (int s : op.src) live_val[static_cast<size_t>(s)] = true;
@@ -477,7 +509,11 @@ int64_t IterSpace::outer_count() const {
 
 TileProgram build_tile_program(const ir::Graph& g, const ir::Node& n, const arch::ArchConfig& cfg,
                                const std::string& where, bool keep_2d) {
-  return tile_program_detail::Builder(g, n, cfg, where, keep_2d).build();
+  try {
+    return tile_program_detail::Builder(g, n, cfg, where, keep_2d).build();
+  } catch (const tile_program_detail::UnmergedReduction&) {
+    return tile_program_detail::Builder(g, n, cfg, where, keep_2d, true).build();
+  }
 }
 
 }  // namespace spyre::compiler

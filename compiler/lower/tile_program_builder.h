@@ -23,18 +23,31 @@ using isa::DType;
 
 // A piecewise-affine index (Abs, Min, Max of affine terms) as a tree; see collect_computed.
 struct IdxTree {
-  enum Kind { Const, Var, Add, Mul, Abs, Min, Max } kind = Const;
-  int64_t c = 0;    // Const: the value; Mul: the constant factor
+  enum Kind { Const, Var, Add, Mul, Abs, Min, Max, FloorDiv, Mod } kind = Const;
+  int64_t c = 0;    // Const: the value; Mul: the constant factor; FloorDiv, Mod: the divisor
+  int64_t m = 0;    // Mod: the modulus (ModularIndexing(x, c, m) = (x // c) % m)
   std::string var;  // Var: the loop variable
   int access = -1;  // Var: the iota access of the variable
   std::vector<IdxTree> kids;
 };
 
+// A reduction whose reduced sub-dimensions do not merge into one: build_tile_program retries
+// with its reduction variables whole (whole_reduce), their FloorDiv/ModularIndexing indices
+// computed on the SFP (a RoPE table read at r mod 32 inside a q.k reduction).
+struct UnmergedReduction : Error {
+  using Error::Error;
+};
+
 class Builder {
  public:
   Builder(const ir::Graph& g, const ir::Node& n, const arch::ArchConfig& cfg, std::string where,
-          bool keep_2d)
-      : g_(g), n_(n), cfg_(cfg), where_(std::move(where)), keep_2d_(keep_2d) {}
+          bool keep_2d, bool whole_reduce = false)
+      : g_(g),
+        n_(n),
+        cfg_(cfg),
+        where_(std::move(where)),
+        keep_2d_(keep_2d),
+        whole_reduce_(whole_reduce) {}
 
   TileProgram build();
 
@@ -50,7 +63,8 @@ class Builder {
 
   // A load at `c1*s1 + ... + affine(vars)` with indirect_indexing symbols s: the affine rest
   // becomes an iota access (its coefficients take part in merging), the buffer a Gather access
-  // with coefficients 0. False when the index has no such symbol.
+  // with coefficients 0. False when the index has no such symbol. A store's (a Scatter) is
+  // keyed apart from the loads of the same buffer and index (access_key).
   bool collect_indirect(const ir::Op& op, bool masked);
 
   Dim dim_of(size_t j) const;  // sub-dimension j
@@ -117,6 +131,12 @@ class Builder {
   void access_class(int a, bool& r, bool& c, bool& tiled) const;
   // The Gather of `op`'s buffer at the int64 element indices `idx` (clamped inside a mask).
   void lower_gather(const ir::Op& op, int a, int idx);
+  struct Indirect;
+  // The int64 element index of an indirect access: its symbols times their coefficients plus
+  // the affine rest. `rows`: set when each row is a contiguous run of the columns and no
+  // symbol varies along them; then the index is each row's first element (allowed: `rows_ok`).
+  int indirect_index(const Indirect& ind, bool rows_ok, bool& rows);
+  void lower_scatter(const ir::Op& op, int a, const Indirect& ind);
 
   int reduce(isa::SfpFn fn, int x);
 
@@ -131,6 +151,7 @@ class Builder {
   const arch::ArchConfig& cfg_;
   std::string where_;
   bool keep_2d_ = false;
+  bool whole_reduce_ = false;  // reduction variables are not split at index divisors
   TileProgram p_;
   std::vector<std::vector<int64_t>> coeffs_;
   std::map<std::string, int> access_of_;
@@ -143,6 +164,9 @@ class Builder {
   std::vector<int> mask_;    // masks of the enclosing masked sub-blocks
   static std::string load_key(const ir::Op& op, bool masked) {
     return (masked ? "?" : "") + op.buffer + "|" + op.index->expr;
+  }
+  static std::string access_key(const ir::Op& op, bool masked) {
+    return (op.op == "load" ? "" : "!") + load_key(op, masked);
   }
   std::map<std::string, Indirect> indirect_;
   std::map<std::string, IdxTree> computed_;  // load key -> index computed on the SFP

@@ -1,5 +1,6 @@
-// Loads at a piecewise-affine index (reflection padding): the index expression is parsed into
-// a tree of sums, constant multiples, Abs, Min and Max over the loop variables
+// Loads at a piecewise-affine index (reflection padding) or at FloorDiv/ModularIndexing of a
+// reduction variable that is kept whole (whole_reduce): the index expression is parsed into
+// a tree of sums, constant multiples, Abs, Min, Max, FloorDiv and Mod over the loop variables
 // (collect_computed) and evaluated on the SFP in int64 from one iota per variable (lower_tree);
 // the load becomes an element gather at that index (lower_gather, tile_program.cpp).
 #include <cctype>
@@ -43,6 +44,12 @@ struct TreeParser {
   }
   std::optional<Tree> product() {
     auto a = unary();
+    while (a && p + 1 < e.size() && e[p] == '/' && e[p + 1] == '/') {  // x//d, d > 0
+      p += 2;
+      auto d = unary();
+      if (!d || d->kind != Tree::Const || d->c <= 0) return std::nullopt;
+      a = node(Tree::FloorDiv, {*a}, d->c);
+    }
     while (a && eat('*')) {
       auto b = unary();
       if (!b) return std::nullopt;
@@ -72,6 +79,20 @@ struct TreeParser {
     while (p < e.size() && (std::isalnum(static_cast<unsigned char>(e[p])) || e[p] == '_'))
       name += e[p++];
     if (name.empty()) return std::nullopt;
+    if (name == "FloorDiv" || name == "ModularIndexing") {  // (x, d) / (x, d, m), d, m > 0
+      if (!eat('(')) return std::nullopt;
+      auto x = sum();
+      std::vector<int64_t> k;
+      while (x && eat(',')) {
+        auto a = sum();
+        if (!a || a->kind != Tree::Const || a->c <= 0) return std::nullopt;
+        k.push_back(a->c);
+      }
+      if (!x || !eat(')') || k.size() != (name == "FloorDiv" ? 1u : 2u)) return std::nullopt;
+      Tree t = node(name == "FloorDiv" ? Tree::FloorDiv : Tree::Mod, {*x}, k[0]);
+      if (k.size() == 2) t.m = k[1];
+      return t;
+    }
     const bool fn = name == "Abs" || name == "Min" || name == "Max";
     if (!fn) {
       Tree t;
@@ -159,6 +180,30 @@ int Builder::lower_tree(const IdxTree& t) {
     case IdxTree::Abs: {
       int d = new_val(joined({a}, DType::I64));
       emit(TOp{TOp::Unary, sfp_fn("abs"), d, {a}, -1, 0});
+      return d;
+    }
+    case IdxTree::FloorDiv:
+    case IdxTree::Mod: {
+      // x // d: an int64 sfp.bin div truncates, which is the floor for the non-negative
+      // indices of a loop (x >= 0); then q - m * (q // m) for the modulus.
+      auto floordiv = [&](int x, int64_t d) {
+        int q = new_val(joined({x}, DType::I64));
+        emit(TOp{
+            TOp::Binary, sfp_fn("div"), q, {x, scalar(DType::I64, static_cast<double>(d))}, -1, 0});
+        return q;
+      };
+      const int q = floordiv(a, t.c);
+      if (t.kind == IdxTree::FloorDiv) return q;
+      const int hi = floordiv(q, t.m);
+      int prod = new_val(joined({hi}, DType::I64));
+      emit(TOp{TOp::Binary,
+               sfp_fn("mul"),
+               prod,
+               {hi, scalar(DType::I64, static_cast<double>(t.m))},
+               -1,
+               0});
+      int d = new_val(joined({q, prod}, DType::I64));
+      emit(TOp{TOp::Binary, sfp_fn("sub"), d, {q, prod}, -1, 0});
       return d;
     }
     case IdxTree::Mul: b = scalar(DType::I64, static_cast<double>(t.c)), fn = "mul"; break;

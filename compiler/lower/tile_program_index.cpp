@@ -81,6 +81,11 @@ void Builder::collect_accesses(const std::vector<ir::Op>& body, bool masked) {
     if (op.op == "load" && op.index && (masked || !op.index->affine) &&
         collect_indirect(op, masked))
       continue;
+    if (op.op == "store" && op.index && !op.index->affine && !masked &&
+        collect_indirect(op, false)) {
+      store_access_.push_back(access_of_.at(access_key(op, false)));
+      continue;
+    }
     auto lin = op.index ? linear(*op.index) : std::nullopt;
     if (!lin && op.op == "load" && op.index && collect_computed(op, masked)) continue;
     if (!lin)
@@ -151,7 +156,7 @@ bool Builder::collect_indirect(const ir::Op& op, bool masked) {
     rest.coeffs[name] += c;
   }
   if (!any && !masked) return false;
-  const std::string key = load_key(op, masked);
+  const std::string key = access_key(op, masked);
   if (access_of_.count(key)) return true;
   if (masked_lin) rest.offset = masked_lin->first;
   const std::vector<int64_t> coeffs = masked_lin ? masked_lin->second : expand(rest),
@@ -299,6 +304,7 @@ void Builder::plan_splits() {
   for (size_t v = 0; v < nvars(); ++v) {
     const int64_t size = var_size(v);
     std::vector<int64_t> b{1};
+    if (whole_reduce_ && v >= n_.vars.size()) pts[v].clear();  // indices computed on the SFP
     for (int64_t p : pts[v])
       if (p > 1 && p < size) b.push_back(p);
     b.push_back(size);
@@ -334,6 +340,11 @@ std::optional<std::pair<int64_t, std::vector<int64_t>>> Builder::linear(const ir
       if (sd.var != a.var) continue;
       const int64_t st = sd.stride;
       int64_t k = 0;
+      // A sub-dimension lies wholly inside one period of the divisor or spans whole ones
+      // (plan_splits cuts the variables there); otherwise the index is not linear in it.
+      const int64_t span = st * sd.size;
+      if (a.kind != Atom::Var && span > a.d && (st % a.d != 0)) return std::nullopt;
+      if (a.kind == Atom::Mod && span > a.d * a.m && st < a.d * a.m) return std::nullopt;
       if (a.kind == Atom::Var) k = st;
       if (a.kind == Atom::Div && st >= a.d) k = st / a.d;
       if (a.kind == Atom::Mod && st >= a.d && st < a.d * a.m) k = st / a.d;
@@ -359,9 +370,9 @@ void Builder::build_space() {
   }
   if (p_.is_reduction) {
     if (red.size() > 1)
-      throw Error(where_,
-                  "reduction over variables that cannot be merged into one (strides of "
-                  "the reduced dimensions are not contiguous) is not supported yet");
+      throw UnmergedReduction(where_,
+                              "reduction over variables that cannot be merged into one (strides of "
+                              "the reduced dimensions are not contiguous) is not supported yet");
     s.col = red.empty() ? unit : red[0];
     s.row = pw.empty() ? unit : pw.back();
     if (!pw.empty()) pw.pop_back();

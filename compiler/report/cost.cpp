@@ -48,7 +48,8 @@ InstrCost instr_cost(const isa::Instr& in, const arch::ArchConfig& cfg) {
                           (pieces - 1) / std::max<int64_t>(1, cfg.dma_max_outstanding) * lat);
       break;
     }
-    case Opcode::DmaGather: {  // n rows of `bytes`, as a dma.load
+    case Opcode::DmaGather:  // n rows of `bytes`, as a dma.load (a scatter: a dma.store)
+    case Opcode::DmaScatter: {
       const int64_t word = cfg.dram_word_bytes, burst = cfg.dma_burst_bytes;
       const int64_t b = std::max<int64_t>(in.get("bytes"), 1), n = in.get("n");
       int64_t per_row = 0;
@@ -58,7 +59,9 @@ InstrCost instr_cost(const isa::Instr& in, const arch::ArchConfig& cfg) {
       const int64_t pieces = ceil_div(b, burst) * n;
       const int64_t lat = cfg.ns_to_cycles(cfg.dram_latency_ns);
       c.cycles = cfg.dma_setup_cycles + lat +
-                 std::max(ceil_div(c.dram_bytes, cfg.dma_read_bytes_per_cycle),
+                 std::max(ceil_div(c.dram_bytes, in.op == Opcode::DmaGather
+                                                     ? cfg.dma_read_bytes_per_cycle
+                                                     : cfg.dma_write_bytes_per_cycle),
                           (pieces - 1) / std::max<int64_t>(1, cfg.dma_max_outstanding) * lat);
       break;
     }

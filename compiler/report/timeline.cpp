@@ -29,8 +29,10 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 bool is_dma(Opcode op) {
-  return op == Opcode::DmaLoad || op == Opcode::DmaStore || op == Opcode::DmaGather;
+  return op == Opcode::DmaLoad || op == Opcode::DmaStore || op == Opcode::DmaGather ||
+         op == Opcode::DmaScatter;
 }
+bool is_dma_write(Opcode op) { return op == Opcode::DmaStore || op == Opcode::DmaScatter; }
 bool is_ring(Opcode op) { return op == Opcode::RingSend || op == Opcode::RingReduce; }
 
 struct Transfer {  // a DMA in flight
@@ -81,7 +83,7 @@ class Timeline {
       cost_[c].reserve(per_core[c].size());
       for (const auto& in : per_core[c]) {
         cost_[c].push_back(instr_cost(in, cfg));
-        if (is_dma(in.op)) (in.op == Opcode::DmaStore ? wr : rd) += cost_[c].back().dram_bytes;
+        if (is_dma(in.op)) (is_dma_write(in.op) ? wr : rd) += cost_[c].back().dram_bytes;
       }
     }
     const double bw = cp.dram_bytes_per_cycle(cfg);
@@ -188,8 +190,8 @@ class Timeline {
     current_[static_cast<size_t>(core) * kQ + static_cast<size_t>(q)] = &in;
     if (is_dma(in.op)) {
       const InstrCost& c = cost_[static_cast<size_t>(core)][idx];
-      const int64_t rate = in.op == Opcode::DmaStore ? cfg_.dma_write_bytes_per_cycle
-                                                     : cfg_.dma_read_bytes_per_cycle;
+      const int64_t rate =
+          is_dma_write(in.op) ? cfg_.dma_write_bytes_per_cycle : cfg_.dma_read_bytes_per_cycle;
       const double outstanding = static_cast<double>(cfg_.dma_max_outstanding) *
                                  static_cast<double>(cfg_.dma_burst_bytes) /
                                  std::max(1.0, latency_);
@@ -224,7 +226,7 @@ class Timeline {
   // that run together are taken to be the j-th strided transfer of each core's queue at the
   // same stride (the cores walk their tiles in step); their rows' byte ranges, merged, give the
   // group's run, and a DMA moves at the better of its own efficiency and its group's. Gathers
-  // (rows at data-dependent addresses) count as contiguous.
+  // and scatters (rows at data-dependent addresses) count as contiguous.
   void strided_efficiency() {
     eff_.resize(cores_.size());
     std::map<std::array<int64_t, 4>, std::vector<std::pair<size_t, size_t>>> groups;
@@ -233,8 +235,8 @@ class Timeline {
       std::map<std::array<int64_t, 3>, int64_t> rank;  // (queue, stride, run) -> count
       for (size_t i = 0; i < cores_[c].size(); ++i) {
         const isa::Instr& in = cores_[c][i];
-        if (!is_dma(in.op) || in.op == Opcode::DmaGather || in.get("rows") <= 1 ||
-            in.get("dram_stride") == in.get("bytes"))
+        if (!is_dma(in.op) || in.op == Opcode::DmaGather || in.op == Opcode::DmaScatter ||
+            in.get("rows") <= 1 || in.get("dram_stride") == in.get("bytes"))
           continue;
         const int64_t q = static_cast<int64_t>(isa::queue_of(in));
         const int64_t stride = in.get("dram_stride");

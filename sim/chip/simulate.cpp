@@ -25,13 +25,16 @@ SimResult simulate(const isa::Program& program, const arch::ArchConfig& cfg, Dev
   if (static_cast<int64_t>(program.num_cores) > cfg.cores)
     throw Error("simulate", "program needs " + std::to_string(program.num_cores) +
                                 " cores, arch has " + std::to_string(cfg.cores));
-  if (dram.size() < program.dram_bytes) dram.resize(program.dram_bytes, 0);
+  // Timing-only runs never read or write data: the device memory image is not allocated (an
+  // 8B-parameter model's 16 GB of weights need no host memory).
+  if (opts.functional && dram.size() < program.dram_bytes) dram.resize(program.dram_bytes, 0);
   for (const auto& seg : program.data) {
     if (seg.dram_addr + seg.bytes.size() > program.dram_bytes)
       throw Error("simulate", "data segment at " + std::to_string(seg.dram_addr) +
                                   " lies outside the program's device memory");
-    std::copy(seg.bytes.begin(), seg.bytes.end(),
-              dram.begin() + static_cast<std::ptrdiff_t>(seg.dram_addr));
+    if (opts.functional)
+      std::copy(seg.bytes.begin(), seg.bytes.end(),
+                dram.begin() + static_cast<std::ptrdiff_t>(seg.dram_addr));
   }
 
   EventQueue q;

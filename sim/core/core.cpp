@@ -225,7 +225,7 @@ void Core::check_bounds(const Slot& e) const {
   const InstrRef at = ref(e);
   const int64_t lx_size = env_.cfg.lx_size_bytes;
   const int64_t dram_size = static_cast<int64_t>(env_.program.dram_bytes);
-  if (in.op == Opcode::DmaGather) {
+  if (in.op == Opcode::DmaGather || in.op == Opcode::DmaScatter) {
     const int64_t n = in.get("n"), bytes = in.get("bytes");
     const int64_t isz = in.get("idt") == static_cast<int64_t>(isa::DType::I32) ? 4 : 8;
     if (n < 0) throw Error(at.where(), "operand n=" + std::to_string(n) + " is negative");
@@ -238,7 +238,7 @@ void Core::check_bounds(const Slot& e) const {
     check_range(strided_range(in.get("lx"), {{n, in.get("lx_stride")}}, bytes), lx_size, "LX", at);
     if (!env_.functional) return;  // index values exist only when data is simulated
     // data() allocates LX storage lazily; reading it changes nothing observable.
-    const std::vector<int64_t> idx = gather_indices(const_cast<Lx&>(lx_).data(), in);
+    const std::vector<int64_t> idx = index_vector(const_cast<Lx&>(lx_).data(), in);
     for (size_t j = 0; j < idx.size(); ++j) {
       if (idx[j] < 0 || idx[j] >= in.get("limit"))
         throw Error(at.where(), "index " + std::to_string(j) + " = " + std::to_string(idx[j]) +
@@ -295,7 +295,8 @@ void Core::launch(int q, Slot e) {
   switch (in.op) {
     case Opcode::DmaLoad:
     case Opcode::DmaGather: dma_in_->start(in, done); return;
-    case Opcode::DmaStore: dma_out_->start(in, done); return;
+    case Opcode::DmaStore:
+    case Opcode::DmaScatter: dma_out_->start(in, done); return;
     case Opcode::RingSend:
     case Opcode::RingReduce: launch_ring(q); return;
     default: {
@@ -410,10 +411,18 @@ void Core::execute(const isa::Instr& in) {
       return;
     }
     case Opcode::DmaGather: {
-      const std::vector<int64_t> idx = gather_indices(lx_.data(), in);
+      const std::vector<int64_t> idx = index_vector(lx_.data(), in);
       for (size_t j = 0; j < idx.size(); ++j)
         std::memmove(lx_.data() + in.get("lx") + static_cast<int64_t>(j) * in.get("lx_stride"),
                      chip_.dram_image().data() + in.get("dram") + idx[j] * in.get("dram_stride"),
+                     static_cast<size_t>(in.get("bytes")));
+      return;
+    }
+    case Opcode::DmaScatter: {  // in order of i: a later row wins where rows overlap
+      const std::vector<int64_t> idx = index_vector(lx_.data(), in);
+      for (size_t j = 0; j < idx.size(); ++j)
+        std::memmove(chip_.dram_image().data() + in.get("dram") + idx[j] * in.get("dram_stride"),
+                     lx_.data() + in.get("lx") + static_cast<int64_t>(j) * in.get("lx_stride"),
                      static_cast<size_t>(in.get("bytes")));
       return;
     }

@@ -55,10 +55,12 @@ std::vector<LxAccess> Core::lx_accesses(const isa::Instr& in) const {
                    in.get("bytes"), in.get("rows"), in.get("lx_stride"), load);
       break;
     }
-    case Opcode::DmaGather: {
+    case Opcode::DmaGather:
+    case Opcode::DmaScatter: {  // the index vector is read; the rows written (gather) or read
       const int64_t isz = in.get("idt") == static_cast<int64_t>(isa::DType::I32) ? 4 : 8;
       add_rows(out, in.get("idx"), in.get("n") * isz, 1, 0, false);
-      add_rows(out, in.get("lx"), in.get("bytes"), in.get("n"), in.get("lx_stride"), true);
+      add_rows(out, in.get("lx"), in.get("bytes"), in.get("n"), in.get("lx_stride"),
+               in.op == Opcode::DmaGather);
       break;
     }
     case Opcode::RingSend:

@@ -10,7 +10,7 @@ namespace {
 Cycle ceil_div(int64_t a, int64_t b) { return static_cast<Cycle>((a + b - 1) / b); }
 }  // namespace
 
-std::vector<int64_t> gather_indices(const uint8_t* lx, const isa::Instr& in) {
+std::vector<int64_t> index_vector(const uint8_t* lx, const isa::Instr& in) {
   const int64_t n = std::max<int64_t>(0, in.get("n"));
   const bool i32 = in.get("idt") == static_cast<int64_t>(isa::DType::I32);
   std::vector<int64_t> out(static_cast<size_t>(n));
@@ -38,8 +38,9 @@ DmaEngine::DmaEngine(Env& env, DramModel& dram, int core, bool write, Ring& ring
       lx_of_(std::move(lx_of)) {}
 
 void DmaEngine::start(const isa::Instr& in, std::function<void()> done) {
-  gather_.clear();
-  if (in.op == isa::Opcode::DmaGather) {  // n rows at addresses from the LX index vector
+  indexed_.clear();
+  if (in.op == isa::Opcode::DmaGather || in.op == isa::Opcode::DmaScatter) {
+    // n rows at DRAM addresses from the LX index vector
     bytes_ = in.get("bytes");
     rows_ = in.get("n");
     reps_ = outer_ = 1;
@@ -47,10 +48,10 @@ void DmaEngine::start(const isa::Instr& in, std::function<void()> done) {
     lx_stride_ = in.get("lx_stride");
     lx_rep_ = lx_outer_ = dram_stride_ = dram_rep_ = dram_outer_ = 0;
     dram0_ = 0;
-    const std::vector<int64_t> idx = gather_indices(lx_of_(core_).data(), in);
+    const std::vector<int64_t> idx = index_vector(lx_of_(core_).data(), in);
     const int64_t limit = in.get("limit");
     for (int64_t k : idx)  // out-of-range only in timing-only runs (no data): row 0
-      gather_.push_back(in.get("dram") + (k >= 0 && k < limit ? k : 0) * in.get("dram_stride"));
+      indexed_.push_back(in.get("dram") + (k >= 0 && k < limit ? k : 0) * in.get("dram_stride"));
     if (bytes_ <= 0 || rows_ <= 0) outer_ = 0;
   } else {
     bytes_ = in.get("bytes");
@@ -93,7 +94,7 @@ void DmaEngine::issue() {
   const int64_t burst = std::max<int64_t>(1, env_.cfg.dma_burst_bytes);
   const int64_t piece = std::min(burst, bytes_ - off_);
   const int64_t lx_addr = lx0_ + outer_i_ * lx_outer_ + rep_ * lx_rep_ + row_ * lx_stride_ + off_;
-  const int64_t dram_addr = (gather_.empty() ? dram0_ : gather_[static_cast<size_t>(row_)]) +
+  const int64_t dram_addr = (indexed_.empty() ? dram0_ : indexed_[static_cast<size_t>(row_)]) +
                             outer_i_ * dram_outer_ + rep_ * dram_rep_ + row_ * dram_stride_ + off_;
   off_ += piece;
   if (off_ >= bytes_) {

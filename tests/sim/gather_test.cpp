@@ -1,6 +1,7 @@
-// dma.gather (isa.def): rows whose DRAM addresses come from an index vector in LX. Exact
-// cycles against the dma.load closed form (default "spyre" parameters, sim_test_util.h), the
-// data moved for int64 and int32 indices, and the bounds check.
+// dma.gather / dma.scatter (isa.def): rows whose DRAM addresses come from an index vector in
+// LX. Exact cycles against the dma.load closed form (default "spyre" parameters,
+// sim_test_util.h) and against a dma.store of the same addresses, the data moved for int64 and
+// int32 indices, and the bounds check.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -99,6 +100,69 @@ TEST(DmaGather, IndexOutsideTheLimitNamesCoreInstructionAndIndex) {
     EXPECT_NE(w.find("index 2 = 8 is outside [0, 8)"), std::string::npos) << w;
   }
   EXPECT_THROW(run_gather({-1}, DType::I64, 8), Error);
+}
+
+TEST(DmaScatter, TimesAsAStoreOfTheSameRows) {
+  // Zero indices: 3 rows of 4096 B to DRAM row 0, as a dma.store of 3 rows at stride 0.
+  auto scatter = test::program(1, R"(.core 0
+  dma.scatter dram=0 lx=4096 idx=0 n=3 bytes=4096 dram_stride=4096 lx_stride=4096 limit=8
+  halt)");
+  auto store = test::program(1, R"(.core 0
+  dma.store lx=4096 dram=0 bytes=4096 rows=3 lx_stride=4096 dram_stride=0
+  halt)");
+  auto a = test::run(scatter, test::config()), b = test::run(store, test::config());
+  EXPECT_EQ(a.cycles, b.cycles);
+  EXPECT_EQ(test::busy(a, 0, "dma_out"), test::busy(b, 0, "dma_out"));
+  EXPECT_EQ(a.dram_write_bytes, 12288u);
+  EXPECT_EQ(a.dram_read_bytes, 0u);
+}
+
+// LX rows i (16 B, bytes 16i..16i+15 of DRAM 0) scattered to DRAM 2048 + 16 k_i.
+DeviceMemory run_scatter(const std::vector<int64_t>& idx, int64_t limit) {
+  DeviceMemory m(4096, 0);
+  for (int i = 0; i < 128; ++i) m.data()[i] = static_cast<uint8_t>(i);
+  for (size_t i = 0; i < idx.size(); ++i) std::memcpy(m.data() + 1024 + 8 * i, &idx[i], 8);
+  const std::string n = std::to_string(idx.size());
+  auto p = test::program(
+      1,
+      ".core 0\n"
+      "  dma.load dram=1024 lx=0 bytes=" +
+          std::to_string(8 * idx.size()) +
+          "\n"
+          "  dma.load dram=0 lx=256 bytes=128\n"
+          "  sync.sig q=dma_in tok=0\n"
+          "  sync.wait q=dma_out tok=0\n"
+          "  dma.scatter dram=2048 lx=256 idx=0 n=" +
+          n + " bytes=16 dram_stride=16 lx_stride=16 limit=" + std::to_string(limit) + "\n  halt\n",
+      4096);
+  simulate(p, test::config(1), m);
+  return m;
+}
+
+TEST(DmaScatter, WritesEachRowAtItsIndex) {
+  const std::vector<int64_t> idx = {6, 0, 3};
+  auto m = run_scatter(idx, 8);
+  for (size_t i = 0; i < idx.size(); ++i)
+    for (int j = 0; j < 16; ++j)
+      EXPECT_EQ(m.data()[2048 + 16 * static_cast<size_t>(idx[i]) + static_cast<size_t>(j)],
+                16 * i + static_cast<size_t>(j));
+  for (int j = 0; j < 16; ++j) EXPECT_EQ(m.data()[2048 + 16 + j], 0);  // row 1: not written
+}
+
+TEST(DmaScatter, ALaterRowWinsWhereTwoOverlap) {
+  auto m = run_scatter({2, 2}, 8);
+  for (int j = 0; j < 16; ++j) EXPECT_EQ(m.data()[2048 + 32 + j], 16 + j);
+}
+
+TEST(DmaScatter, IndexOutsideTheLimitNamesCoreInstructionAndIndex) {
+  try {
+    run_scatter({1, 8}, 8);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    const std::string w = e.what();
+    EXPECT_NE(w.find("dma.scatter"), std::string::npos) << w;
+    EXPECT_NE(w.find("index 1 = 8 is outside [0, 8)"), std::string::npos) << w;
+  }
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// The subcommands written in Python (`trace`, `regress`, `sweep`, `script`): the arguments after
-// the subcommand go to `main(args)` of its module in the embedded interpreter, which returns
+// The subcommands written in Python (`trace`, `regress`, `sweep`, `llm`, `script`): the arguments
+// after the subcommand go to `main(args)` of its module in the embedded interpreter, which returns
 // the exit status. Only `import spyre_sim` (lazy) happens first, so these commands pay for
 // `import torch` only when they need it.
 #include <pybind11/embed.h>

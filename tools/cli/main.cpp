@@ -93,6 +93,10 @@ int dispatch(int argc, char** argv) {
                           "architecture sweep: a grid of configurations over models, in parallel "
                           "(see `sweep -h`; `sweep plot` redraws)"),
        "spyre_sim.sweeps.cli"},
+      {app.add_subcommand("llm",
+                          "LLM inference: a prefill and greedy decode steps with a static KV "
+                          "cache, per-step latency and bandwidth (see `llm -h`)"),
+       "spyre_sim.llm"},
       {app.add_subcommand("script",
                           "run FILE.py [ARGS] in the embedded interpreter (`import spyre_sim`)"),
        "spyre_sim.script"}};

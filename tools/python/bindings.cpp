@@ -33,6 +33,7 @@ py::list bindings_list(const std::vector<compiler::TensorBinding>& bs) {
     d["size"] = b.size;
     d["stride"] = b.stride;
     d["storage_bytes"] = runner::Executable::storage_bytes(b);
+    d["mutated"] = b.mutated;
     out.append(d);
   }
   return out;
@@ -92,6 +93,9 @@ void bind_core(py::module_& m) {
             for (const auto& s : out.outputs) outs.append(py::bytes(s));
             py::dict d;
             d["outputs"] = outs;
+            py::dict mutated;  // input index -> its storage after the run (written in place)
+            for (const auto& [i, bytes] : out.mutated) mutated[py::int_(i)] = py::bytes(bytes);
+            d["mutated"] = mutated;
             d["summary"] = out.summary.dump();
             return d;
           },

@@ -71,6 +71,8 @@ def capture(model_or_fn: Callable[..., Any], example_inputs: Sequence[Any], *,
     def backend(gm: torch.fx.GraphModule, inputs: Sequence[Any]) -> Callable[..., Any]:
         return _compile(gm, inputs, on_graph, source_root)
 
+    if any(isinstance(t, torch.Tensor) and t.is_meta for t in _tensors(model_or_fn, example_inputs)):
+        run_eagerly = False  # no values to compute with: the post-AOT graph runs on cpu fakes
     compiled = torch.compile(model_or_fn, backend=backend, dynamic=False, fullgraph=False)
     with torch.no_grad():
         compiled(*example_inputs)
@@ -103,6 +105,11 @@ def _graph_namer() -> Callable[[], str]:
     return name
 
 
+def _tensors(model_or_fn: Any, example_inputs: Sequence[Any]) -> list[Any]:
+    params = list(model_or_fn.parameters()) if isinstance(model_or_fn, torch.nn.Module) else []
+    return [*params, *example_inputs]
+
+
 def _eager_runner(gm: torch.fx.GraphModule) -> Runner:
     def run(inputs: list[torch.Tensor]) -> list[torch.Tensor]:
         with torch.no_grad():
@@ -120,6 +127,9 @@ def _placeholder_runner(gm: torch.fx.GraphModule) -> Runner:
         return _eager_runner(gm)
 
     def run(inputs: list[torch.Tensor]) -> list[torch.Tensor]:
-        return [torch.empty_strided(v.shape, v.stride(), dtype=v.dtype) for v in vals]
+        # A meta model's graph was traced on cpu (adapter._meta_as_cpu): answer on meta.
+        meta = any(isinstance(t, torch.Tensor) and t.is_meta for t in inputs)
+        return [torch.empty_strided(v.shape, v.stride(), dtype=v.dtype,
+                                    device="meta" if meta else v.device) for v in vals]
 
     return run

@@ -10,13 +10,16 @@ from typing import List, Optional
 class Session:
     def __init__(self, arch: Optional[str] = None, sets=None, trace: Optional[str] = None,
                  timing_only: bool = False, trace_filter: Optional[str] = None,
-                 save_ir: Optional[str] = None):
+                 save_ir: Optional[str] = None, reuse_timing: bool = False):
         self.arch = arch or "spyre"
         self.sets = [str(s) for s in (sets or [])]
         self.trace = trace
         self.timing_only = timing_only
         self.trace_filter = trace_filter or ""
         self.save_ir = save_ir  # folder for each captured graph's IR JSON (None: not saved)
+        # timing-only: a compiled graph's repeated calls reuse its first simulated run (exact:
+        # a timing-only run reads no values); its summary says "reused"
+        self.reuse_timing = reuse_timing
         self.runs: List[dict] = []      # summary per simulated subgraph call
         self.reports: List[dict] = []   # compile report per compiled subgraph
 

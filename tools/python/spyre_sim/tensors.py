@@ -46,3 +46,10 @@ def from_storage(data: bytes, binding: dict) -> torch.Tensor:
     raw = torch.from_numpy(np.frombuffer(bytearray(data), dtype=np.uint8))
     flat = raw.view(dtype) if raw.numel() else torch.empty(0, dtype=dtype)
     return flat.as_strided(size, stride).clone()
+
+
+def empty_like_binding(binding: dict, device) -> torch.Tensor:
+    """An uninitialised tensor of the binding's size, stride and dtype on `device` (meta: no
+    memory): the output of a timing-only run, which computes no values."""
+    return torch.empty_strided(list(binding["size"]), list(binding["stride"]),
+                               dtype=torch_dtype(binding["dtype"]), device=device)

@@ -100,25 +100,23 @@ std::string random_storage(const compiler::TensorBinding& b, uint64_t seed) {
 }
 
 RunOutput Executable::run(std::vector<std::string> inputs, const RunOptions& opts) const {
-  // Timing-only runs never read tensor values (gathers use row 0, sim/README.md), so their
-  // inputs stay zero instead of paying for random values.
-  if (inputs.empty())
-    for (size_t i = 0; i < inputs_.size(); ++i)
-      inputs.push_back(opts.timing_only ? std::string(storage_bytes(inputs_[i]), '\0')
-                                        : random_storage(inputs_[i], 1 + i));
-  if (inputs.size() != inputs_.size())
+  // Timing-only runs never read tensor values (gathers use row 0, sim/README.md): inputs may
+  // be left out (none is allocated) and no device memory image is made.
+  if (inputs.empty() && !opts.timing_only)
+    for (size_t i = 0; i < inputs_.size(); ++i) inputs.push_back(random_storage(inputs_[i], 1 + i));
+  if (!inputs.empty() && inputs.size() != inputs_.size())
     throw Error("inputs", "expected " + std::to_string(inputs_.size()) + " tensors, got " +
                               std::to_string(inputs.size()));
-  sim::DeviceMemory dram(program_.dram_bytes, 0);
-  for (size_t i = 0; i < inputs_.size(); ++i) {
+  sim::DeviceMemory dram(opts.timing_only ? 0 : program_.dram_bytes, 0);
+  for (size_t i = 0; i < inputs.size(); ++i) {
     uint64_t want = storage_bytes(inputs_[i]);
     if (inputs[i].size() != want)
       throw Error("input " + inputs_[i].name, "expected " + std::to_string(want) +
                                                   " bytes of storage, got " +
                                                   std::to_string(inputs[i].size()));
-    if (inputs_[i].dram_addr + want > dram.size())
+    if (inputs_[i].dram_addr + want > program_.dram_bytes)
       throw Error("input " + inputs_[i].name, "lies outside the program's device memory");
-    std::memcpy(dram.data() + inputs_[i].dram_addr, inputs[i].data(), want);
+    if (!opts.timing_only) std::memcpy(dram.data() + inputs_[i].dram_addr, inputs[i].data(), want);
   }
   std::unique_ptr<traces::TraceOutput> writer;
   sim::SimOptions so;
@@ -139,10 +137,18 @@ RunOutput Executable::run(std::vector<std::string> inputs, const RunOptions& opt
     trace_kernels(*writer->sink(), out.sim, report_);
     writer->finish();
   }
-  for (const auto& b : outputs_) {
+  for (const auto& b : outputs_) {  // timing-only: zeros (no values were computed)
     uint64_t n = storage_bytes(b);
-    out.outputs.emplace_back(reinterpret_cast<const char*>(dram.data() + b.dram_addr), n);
+    out.outputs.push_back(
+        opts.timing_only
+            ? std::string(n, '\0')
+            : std::string(reinterpret_cast<const char*>(dram.data() + b.dram_addr), n));
   }
+  for (size_t i = 0; i < inputs_.size() && !opts.timing_only; ++i)
+    if (inputs_[i].mutated)
+      out.mutated.emplace_back(
+          i, std::string(reinterpret_cast<const char*>(dram.data() + inputs_[i].dram_addr),
+                         storage_bytes(inputs_[i])));
   out.summary = summary_json(out.sim, cfg_, opts.trace_path);
   return out;
 }

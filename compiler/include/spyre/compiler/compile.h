@@ -94,6 +94,7 @@ struct TensorBinding {
   isa::DType dtype;
   std::vector<int64_t> size, stride;
   uint64_t dram_addr = 0;
+  bool mutated = false;  // an input the graph writes in place (its storage holds the new value)
 };
 
 struct CompileResult {

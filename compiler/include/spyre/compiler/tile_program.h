@@ -61,6 +61,10 @@ struct TOp {
   // element, i.e. offset + sum coeff * var (index_expr).
   // Gather: dst = the buffer of `access` at the element indices src[0] (int64, the same shape
   // and layout as dst): a load whose index holds an indirect_indexing symbol (dma.gather).
+  // Scatter: the buffer of `access` at the element indices src[1] = src[0]: a store whose
+  // index holds an indirect_indexing symbol (dma.scatter; an index_copy into a KV cache). The
+  // value covers the whole tile; the indices are one per element, or one per row when each
+  // row is a contiguous run (src[1] does not vary along the columns).
   enum Kind {
     Load,
     Store,
@@ -71,7 +75,8 @@ struct TOp {
     Convert,
     Fill,
     Iota,
-    Gather
+    Gather,
+    Scatter
   } kind = Unary;
   isa::SfpFn fn = isa::SfpFn::Copy;
   int dst = -1;          // value written (Store: none)
@@ -88,7 +93,8 @@ struct TileProgram {
   bool is_reduction = false;
 };
 
-// Indirect indices (indirect_indexing symbols) and masked sub-blocks become Gather ops;
+// Indirect indices (indirect_indexing symbols) and masked sub-blocks become Gather ops (a
+// store at an indirect index: a Scatter);
 // FloorDiv/ModularIndexing of a variable splits it into sub-dimensions.
 // Throws spyre::Error (via `fail`) for what is not supported: other non-affine or negative
 // indices, divisors that do not nest, non-affine index_expr, unknown op names, reductions other

@@ -21,7 +21,8 @@
 // dma.gather: as a dma.load of n rows of `bytes` (lx stride lx_stride), row i's DRAM address
 // dram + k_i * dram_stride, k_i read from the LX index vector when the instruction starts (the
 // read itself takes no time; an index outside [0, limit) -- possible only when no data is
-// simulated -- maps to row 0).
+// simulated -- maps to row 0). dma.scatter: as a dma.store of n rows, row i to the DRAM
+// address dram + k_i * dram_stride (the same index rule).
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -33,8 +34,8 @@
 
 namespace spyre::sim {
 
-// The n indices of a dma.gather from `lx` (this core's LX data), widened to int64.
-std::vector<int64_t> gather_indices(const uint8_t* lx, const isa::Instr& in);
+// The n indices of a dma.gather or dma.scatter from `lx` (this core's LX data), widened to int64.
+std::vector<int64_t> index_vector(const uint8_t* lx, const isa::Instr& in);
 
 class DmaEngine {
  public:
@@ -64,10 +65,10 @@ class DmaEngine {
   int64_t lx0_ = 0, lx_stride_ = 0, lx_rep_ = 0, lx_outer_ = 0;
   int64_t dram0_ = 0, dram_stride_ = 0, dram_rep_ = 0, dram_outer_ = 0;
   int64_t outer_i_ = 0, rep_ = 0, row_ = 0, off_ = 0;
-  int64_t outstanding_ = 0;      // requests at the DRAM (the dma_max_outstanding limit)
-  int64_t in_transit_ = 0;       // pieces landed but not yet in every LX (LX stall, multicast)
-  std::vector<int> targets_;     // multicast targets
-  std::vector<int64_t> gather_;  // dma.gather: each row's DRAM address
+  int64_t outstanding_ = 0;       // requests at the DRAM (the dma_max_outstanding limit)
+  int64_t in_transit_ = 0;        // pieces landed but not yet in every LX (LX stall, multicast)
+  std::vector<int> targets_;      // multicast targets
+  std::vector<int64_t> indexed_;  // dma.gather/scatter: each row's DRAM address
   Cycle next_issue_ = 0, last_in_lx_ = 0;
   bool issue_pending_ = false, finishing_ = false;
   std::function<void()> done_;

@@ -35,7 +35,10 @@ struct Settings {
 
 struct RunOutput {
   std::vector<std::string> outputs;  // storage bytes of each output binding
-  nlohmann::json summary;            // see summary_json()
+  // Functional runs: storage bytes of each input binding the graph writes in place (mutated),
+  // by input index; the caller writes them back to its tensors.
+  std::vector<std::pair<size_t, std::string>> mutated;
+  nlohmann::json summary;  // see summary_json()
   sim::SimResult sim;
 };
 
@@ -56,8 +59,9 @@ class Executable {
   // Storage bytes each input binding expects (span of its size/stride).
   static uint64_t storage_bytes(const compiler::TensorBinding& b);
   // `inputs` must hold one buffer per input binding of exactly storage_bytes(); an empty
-  // vector fills inputs with seeded random values (for IR or program targets), or zeros in a
-  // timing-only run (which never reads them).
+  // vector fills inputs with seeded random values (for IR or program targets). A timing-only
+  // run reads no values: it allocates no device memory image, its inputs may be empty, and
+  // its outputs are zeros.
   RunOutput run(std::vector<std::string> inputs, const RunOptions& opts) const;
 
  private:

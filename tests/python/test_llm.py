@@ -1,0 +1,157 @@
+"""LLM inference (spyre_sim.llm): greedy generation with a static KV cache on the simulated chip
+matches eager PyTorch token for token; timing-only runs of a meta model (no weights on the
+host) reuse a decode step's run exactly; the KV-cache update is a dma.scatter into the cache."""
+
+import json
+import subprocess
+
+import pytest
+import torch
+
+import spyre_sim
+from conftest import CLI, ROOT
+from spyre_sim import llm
+
+
+def test_tiny_generation_matches_eager_tokens_and_logits():
+    r = llm.simulate("tiny", batch=2, prompt=8, new=16)
+    assert r.tokens.shape == (2, 16)
+    assert r.tokens_match is True, (r.tokens, llm.eager_generate)
+    assert r.logits_match is True, r.max_abs_err
+    assert [s["phase"] for s in r.steps] == ["prefill"] + ["decode"] * 15
+    assert r.steps[0]["tokens"] == 16 and r.steps[1]["tokens"] == 2
+    assert r.ttft_us == r.steps[0]["device_time_us"] > 0
+    assert r.tpot_us == pytest.approx(sum(s["device_time_us"] for s in r.steps[1:]) / 15)
+    # every step's device time is split over the four classes and the time between kernels
+    for s in r.steps:
+        total = sum(s["by_class_us"].values()) + s["between_kernels_us"]
+        assert total == pytest.approx(s["device_time_us"], abs=0.01)
+        assert s["between_kernels_us"] < 0.3 * s["device_time_us"]
+        assert s["by_class_us"]["attention"] > 0 and s["by_class_us"]["mlp"] > 0
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama"])
+def test_two_layer_models_generate_eager_tokens(name):
+    import transformers
+
+    if name == "gpt2":
+        cfg = transformers.GPT2Config(vocab_size=512, n_positions=64, n_embd=128, n_layer=2,
+                                      n_head=4, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
+    else:
+        cfg = transformers.LlamaConfig(vocab_size=512, hidden_size=128, intermediate_size=256,
+                                       num_hidden_layers=2, num_attention_heads=4,
+                                       num_key_value_heads=2, max_position_embeddings=64)
+    r = llm.simulate(cfg, prompt=8, new=16, context=32)
+    assert r.tokens_match is True
+    assert r.logits_match is True, r.max_abs_err
+
+
+def test_timing_only_meta_model_reuses_decode_runs_exactly():
+    # the model is built on the meta device: no parameter has storage
+    reused = llm.simulate("tiny", prompt=8, new=4, context=32, timing_only=True)
+    every = llm.simulate("tiny", prompt=8, new=4, context=32, timing_only=True, reuse=False)
+    assert [s["reused"] for s in reused.steps] == [False, False, True, True]
+    assert not any(s["reused"] for s in every.steps)
+    assert [s["cycles"] for s in reused.steps] == [s["cycles"] for s in every.steps]
+    assert reused.tokens is None and reused.tokens_match is None
+    assert reused.weight_bytes == sum(p.numel() * 2 for p in llm.build_model(
+        llm.load_config("tiny"), meta=True).parameters())
+    # decode reads every weight once: at least the weight bytes move
+    assert every.steps[1]["dram_read_bytes"] >= reused.weight_bytes
+
+
+def test_decode_step_updates_the_cache_with_a_scatter(tmp_path):
+    # the compiled decode graph writes its new key/value rows with dma.scatter (the position is
+    # data: one graph serves every step), and the cache tensors change on the host
+    from spyre_sim._core import core
+
+    cfg = llm.load_config("tiny")
+    lm = llm.build_model(cfg, meta=False)
+    cache = llm._static_cache(cfg, 1, 16, torch.float16, torch.device("cpu"))
+    step = llm._Step(lm, cache)
+    spyre_sim.run(step, (torch.tensor([[3, 1, 4, 1, 5]]),), compare_eager=False)
+    before = cache.layers[0].keys.clone()
+    spyre_sim.run(step, (torch.tensor([[9]]),), compare_eager=False, save_ir=str(tmp_path))
+    rows = (cache.layers[0].keys[0, 0].abs().sum(-1) > 0).nonzero().flatten().tolist()
+    assert rows == [0, 1, 2, 3, 4, 5]
+    assert torch.equal(cache.layers[0].keys[:, :, :5], before[:, :, :5])
+    assert int(cache.layers[0].cumulative_length) == 6
+    (ir,) = list(tmp_path.glob("*.ir.json"))
+    exe = core.Executable.from_ir(ir.read_text(), "spyre", [], str(ir))
+    assert "dma.scatter" in exe.assembly
+    # per layer: the keys, the values and the cache's position counter are updated in place
+    assert sum(b["mutated"] for b in exe.inputs) == 3 * cfg.num_hidden_layers
+
+
+def test_index_copy_into_an_input_writes_the_host_tensor():
+    cache = torch.zeros(2, 16, 8, dtype=torch.float16)
+    k = torch.randn(2, 3, 8, dtype=torch.float16)
+    pos = torch.tensor([5, 9, 2])
+    expected = cache.clone().index_copy_(1, pos, k)
+
+    def f(cache, k, pos):
+        cache.index_copy_(1, pos, k)
+        return cache.sum(-1)
+
+    r = spyre_sim.run(f, (cache, k, pos))
+    assert r.summary["outputs_match"]
+    assert torch.equal(cache, expected)
+
+
+def test_meta_model_refuses_a_functional_run():
+    with pytest.raises(Exception, match="meta tensors"):
+        lm = llm.build_model(llm.load_config("tiny"), meta=True)
+        llm.simulate(lm, prompt=4, new=2)
+
+
+@pytest.mark.parametrize("model,msg", [
+    ("no-such-model", "not a bundled model"),
+    ("/nonexistent/config.json", "no such file"),
+])
+def test_bad_model_names_are_clear_errors(model, msg):
+    with pytest.raises(llm.LlmError, match=msg):
+        llm.simulate(model)
+
+
+def test_bad_generation_parameters_are_clear_errors():
+    with pytest.raises(llm.LlmError, match="context"):
+        llm.simulate("tiny", prompt=8, new=4, context=8, timing_only=True)
+    with pytest.raises(llm.LlmError, match="new"):
+        llm.simulate("tiny", new=0, timing_only=True)
+    with pytest.raises(llm.LlmError, match="max_position_embeddings"):
+        llm.simulate("tiny", prompt=8, new=4, context=100000, timing_only=True)
+
+
+def test_cli_writes_json_and_jsonl(tmp_path):
+    exe = str(CLI)
+    j, jl = tmp_path / "r.json", tmp_path / "steps.jsonl"
+    out = subprocess.run([exe, "llm", "tiny", "--prompt", "8", "--new", "3", "--timing-only",
+                          "--json", str(j), "--jsonl", str(jl)], capture_output=True, text=True,
+                         cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert "TTFT" in out.stdout and "TPOT" in out.stdout
+    lines = [json.loads(x) for x in jl.read_text().splitlines()]
+    assert [x["phase"] for x in lines] == ["prefill", "decode", "decode"]
+    summary = json.loads(j.read_text())
+    assert summary["ttft_us"] == lines[0]["device_time_us"]
+    again = subprocess.run([exe, "llm", "tiny", "--timing-only", "--json", str(j)],
+                           capture_output=True, text=True, cwd=ROOT)
+    assert again.returncode == 2 and "exists" in again.stderr
+    bad = subprocess.run([exe, "llm", "nope"], capture_output=True, text=True, cwd=ROOT)
+    assert bad.returncode == 2 and "not a bundled model" in bad.stderr
+
+
+def test_reduction_reading_a_table_at_r_mod_n_matches_eager(tmp_path):
+    # RoPE inside q.k: the reduction variable indexes a table at ModularIndexing(r0, 1, 32).
+    # Split at 32 the reduced dims do not merge, so the tile program keeps r0 whole and
+    # computes the table index on the SFP (a gather).
+    x, t = torch.randn(8, 64).half(), torch.randn(32).half()
+
+    def f(x, t):
+        return (x * torch.cat([t, t]).float().cos().half()).sum(-1)
+
+    r = spyre_sim.run(f, (x, t), save_ir=str(tmp_path))
+    assert r.summary["outputs_match"], r.summary["max_abs_err"]
+    (ir,) = [json.loads(p.read_text()) for p in tmp_path.glob("*.ir.json")]
+    loads = [o["index"]["expr"] for n in ir["nodes"] for o in n.get("body", []) if o["op"] == "load"]
+    assert "ModularIndexing(r0, 1, 32)" in loads

@@ -1,0 +1,457 @@
+"""LLM inference on the simulated chip: one prefill and greedy decode steps with a static KV cache.
+
+    r = spyre_sim.llm.simulate("granite-3.3-8b", batch=1, prompt=128, new=8, context=2048,
+                               timing_only=True)
+    r.ttft_us, r.tpot_us, r.tokens_per_s, r.steps[1]["by_class_us"]
+
+`spyre-sim llm MODEL [--batch B --prompt P --new N --context C --timing-only --json F
+--jsonl F]` is the same from the command line.
+
+A generation of `new` tokens is one prefill of the prompt (it gives the first token) and
+new - 1 decode steps (Hugging Face's `max_new_tokens` convention), each one token per sequence.
+The KV cache is transformers' StaticCache of `context` positions, updated in place on the
+device (a dma.scatter at the position the cache holds), so one compiled decode graph serves
+every step. MODEL is a bundled config name (`tiny`, `gpt2`, `llama-3.1-8b`,
+`granite-3.3-8b`: llm_models/*.json, each naming its source), a config JSON file, a
+transformers config object (seeded random weights) or a causal-LM module (its own weights).
+
+timing_only=True builds a config's model on the meta device: no weight or cache byte exists on
+the host (the simulator reads no values in a timing-only run), so an 8B model runs in about
+1 GiB. A compiled graph's timing-only run depends on nothing but its program, so the decode
+steps after the first reuse its simulated run (`reuse=False` simulates every step; the
+cycles are the same, tests/python/test_llm.py). Functional runs compute every token on the
+simulated chip; `compare_eager` also runs eager PyTorch in fp32 on the same weights and
+reports whether the tokens are the same and every step's logits match (api.compare).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Optional
+
+MODELS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "llm_models")
+CLASSES = ("attention", "mlp", "norms", "other")
+
+
+class LlmError(ValueError):
+    """Bad model name, config file or generation parameters (the message names which)."""
+
+
+def bundled_models() -> list[str]:
+    return sorted(f[:-5] for f in os.listdir(MODELS_DIR) if f.endswith(".json"))
+
+
+def load_config(model: Any):
+    """A transformers config from a bundled name, a config JSON file or a config object."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # configs only: never download
+    import transformers
+
+    if isinstance(model, transformers.PretrainedConfig):
+        return model
+    if not isinstance(model, str):
+        raise LlmError(f"model: expected a name ({', '.join(bundled_models())}), a config JSON "
+                       f"file, a transformers config or a causal-LM module, got {type(model).__name__}")
+    path = model if model.endswith(".json") else os.path.join(MODELS_DIR, model + ".json")
+    if not os.path.exists(path):
+        raise LlmError(f"model {model!r}: " + (f"{path}: no such file" if model.endswith(".json")
+                       else f"not a bundled model (known: {', '.join(bundled_models())}) "
+                            "and not a .json config file"))
+    try:
+        with open(path) as f:
+            d = json.load(f)
+    except json.JSONDecodeError as e:
+        raise LlmError(f"{path}: malformed JSON: {e}") from None
+    d = {k: v for k, v in d.items() if not k.startswith("_")}
+    if "model_type" not in d:
+        raise LlmError(f"{path}: field 'model_type' missing (a Hugging Face config.json names it)")
+    try:
+        return transformers.AutoConfig.for_model(**d)
+    except (ValueError, KeyError, TypeError) as e:
+        raise LlmError(f"{path}: {e}") from None
+
+
+def build_model(config, meta: bool, seed: int = 0):
+    """The causal LM of `config` in fp16, eval mode: on the meta device (no memory) or with
+    seeded random weights on the cpu."""
+    import torch
+    import transformers
+
+    torch.manual_seed(seed)
+    if meta:
+        with torch.device("meta"):
+            lm = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float16)
+    else:
+        lm = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float16)
+    return lm.eval()
+
+
+def _cache_shape(config):
+    heads = getattr(config, "num_key_value_heads", None) or config.num_attention_heads
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+    return heads, head_dim
+
+
+def _static_cache(config, batch: int, context: int, dtype, device):
+    from transformers import StaticCache
+
+    cache = StaticCache(config=config, max_cache_len=context)
+    heads, head_dim = _cache_shape(config)
+    # Allocated now, on the model's device, rather than inside the compiled prefill.
+    cache.early_initialization(batch_size=batch, num_heads=heads, head_dim=head_dim, dtype=dtype,
+                               device=device)
+    return cache
+
+
+class _Step:
+    """One forward of the LM on the cache: the last position's logits only (logits_to_keep=1,
+    as a serving engine computes them)."""
+
+    def __init__(self, lm, cache):
+        self.lm, self.cache = lm, cache
+
+    def __call__(self, input_ids):
+        return self.lm(input_ids=input_ids, cache=self.cache, use_cache=True,
+                       logits_to_keep=1).logits
+
+
+# --- kernel classes: a kernel's class is that of its source line's enclosing module code
+
+
+@lru_cache(maxsize=None)
+def _scopes(path: str) -> list[tuple[int, int, str]]:
+    try:
+        with open(path) as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError):
+        return []
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+            out.append((node.lineno, node.end_lineno or node.lineno, node.name))
+    return sorted(out, key=lambda s: s[1] - s[0])  # innermost first
+
+
+@lru_cache(maxsize=None)
+def _line_text(path: str, line: int) -> str:
+    try:
+        with open(path) as f:
+            for i, text in enumerate(f, 1):
+                if i == line:
+                    return text
+    except OSError:
+        pass
+    return ""
+
+
+def _resolve(source: str) -> tuple[str, int]:
+    if not source or ":" not in source:
+        return "", 0
+    file, _, line = source.rpartition(":")
+    if not line.isdigit():
+        return "", 0
+    if not os.path.isabs(file):
+        for root in sys.path:
+            cand = os.path.join(root, file)
+            if root and os.path.exists(cand):
+                file = cand
+                break
+    return file, int(line)
+
+
+def kernel_class(kernel: dict) -> str:
+    """attention, mlp, norms or other, from a compile-report kernel's ATen ops and source line
+    (the innermost class or function around it: `...Attention`, `...MLP`, `...Norm`)."""
+    aten = " ".join(kernel.get("aten") or [])
+    if "native_layer_norm" in aten or "var_mean" in aten:
+        return "norms"
+    if "scaled_dot_product" in aten:
+        return "attention"
+    path, line = _resolve(kernel.get("source") or "")
+    names = [n for lo, hi, n in _scopes(path) if lo <= line <= hi] if path else []
+    base = os.path.basename(path)
+    text = _line_text(path, line).lower() if path else ""
+    for n in names:  # innermost first
+        low = n.lower()
+        if "norm" in low:
+            return "norms"
+        if "mlp" in low or low in ("feedforward", "ffn"):
+            return "mlp"
+        if "attention" in low or "rotary" in low or low in ("apply_rotary_pos_emb", "rotate_half",
+                                                           "repeat_kv"):
+            return "attention"
+    if base in ("cache_utils.py", "masking_utils.py", "sdpa_attention.py"):
+        return "attention"
+    if "ln_" in text or "norm" in text:
+        return "norms"
+    if ".attn(" in text or "attention" in text:
+        return "attention"
+    if ".mlp(" in text:
+        return "mlp"
+    return "other"
+
+
+# --- results
+
+
+@dataclass
+class LlmResult:
+    model: str
+    arch: str
+    batch: int
+    prompt: int
+    new: int
+    context: int
+    timing_only: bool
+    ttft_us: float
+    tpot_us: Optional[float]
+    tokens_per_s: float
+    decode_tokens_per_s: Optional[float]
+    weight_bytes: int
+    weight_floor_us: float
+    peak_gbps: float
+    steps: list = field(default_factory=list)
+    tokens: Any = None  # batch x new token ids (functional)
+    tokens_match: Optional[bool] = None
+    logits_match: Optional[bool] = None
+    max_abs_err: Optional[float] = None
+
+    def summary(self) -> dict:
+        d = {k: v for k, v in self.__dict__.items() if k not in ("steps", "tokens")}
+        if self.tokens is not None:
+            d["tokens"] = self.tokens.tolist()
+        d["steps"] = self.steps
+        return d
+
+    def jsonl(self) -> str:
+        """One JSON line per prefill or decode step (the shape serving benchmarks report)."""
+        return "".join(json.dumps(s, sort_keys=True) + "\n" for s in self.steps)
+
+    def text(self) -> str:
+        lines = [f"{self.model} on {self.arch}: batch {self.batch}, prompt {self.prompt}, "
+                 f"{self.new} new tokens, context {self.context}"
+                 + (" (timing-only)" if self.timing_only else ""),
+                 f"  TTFT {self.ttft_us:.1f} us"
+                 + (f", TPOT {self.tpot_us:.1f} us" if self.tpot_us is not None else "")
+                 + f", {self.tokens_per_s:.1f} tokens/s"
+                 + (f" ({self.decode_tokens_per_s:.1f} tokens/s in decode)"
+                    if self.decode_tokens_per_s else ""),
+                 f"  weights {self.weight_bytes / 1e9:.3f} GB: streaming floor "
+                 f"{self.weight_floor_us:.1f} us per step at {self.peak_gbps:.1f} GB/s"]
+        for s in self.steps[:2] + ([self.steps[-1]] if len(self.steps) > 2 else []):
+            cls = ", ".join(f"{c} {s['by_class_us'][c]:.1f}" for c in CLASSES)
+            lines.append(f"  {s['phase']} step {s['step']}: {s['device_time_us']:.1f} us "
+                         f"({cls} us), DRAM {s['dram_bytes'] / 1e6:.1f} MB at "
+                         f"{s['achieved_gbps']:.1f} GB/s" + (" [reused]" if s["reused"] else ""))
+        if self.tokens_match is not None:
+            lines.append(f"  tokens match eager: {self.tokens_match}; logits match: "
+                         f"{self.logits_match} (max excess error {self.max_abs_err:.3g})")
+        return "\n".join(lines) + "\n"
+
+
+def _step_entry(phase: str, step: int, run: dict, classes: dict[str, str], tokens: int,
+                position: int, floor_us: float) -> dict:
+    clock = run["clock_ghz"] * 1e3  # cycles per us
+    by = {c: 0.0 for c in CLASSES}
+    # Kernels may overlap (one that starts without a barrier): each stretch of time is shared
+    # equally by the kernels running in it, so the classes add up to the time some kernel ran.
+    edges = sorted({t for k in run["kernels"] for t in (k["start_cycle"], k["end_cycle"])})
+    for lo, hi in zip(edges, edges[1:]):
+        active = [k for k in run["kernels"] if k["start_cycle"] <= lo and k["end_cycle"] >= hi]
+        for k in active:
+            by[classes.get(k["name"], "other")] += (hi - lo) / clock / len(active)
+    dram = run["dram"]
+    return {"phase": phase, "step": step, "tokens": tokens, "position": position,
+            "device_time_us": run["device_time_us"], "cycles": run["cycles"],
+            "kernels": len(run["kernels"]),
+            "by_class_us": {c: round(v, 3) for c, v in by.items()},
+            # barriers and kernel starts: the device time no kernel span covers
+            "between_kernels_us": round(max(0.0, run["device_time_us"] - sum(by.values())), 3),
+            "dram_bytes": dram["read_bytes"] + dram["write_bytes"],
+            "dram_read_bytes": dram["read_bytes"], "dram_write_bytes": dram["write_bytes"],
+            "achieved_gbps": dram["achieved_gbps"], "weight_floor_us": floor_us,
+            "reused": bool(run.get("reused", False))}
+
+
+def _prompt_ids(prompt, batch: int, vocab: int, seed: int):
+    import torch
+
+    if isinstance(prompt, torch.Tensor):
+        if prompt.dim() != 2 or prompt.dtype not in (torch.int64, torch.int32):
+            raise LlmError(f"prompt: expected a batch x length tensor of token ids, got "
+                           f"{list(prompt.shape)} {prompt.dtype}")
+        return prompt.long()
+    if not isinstance(prompt, int) or prompt < 1:
+        raise LlmError(f"prompt: expected a length >= 1 or a tensor of token ids, got {prompt!r}")
+    return torch.randint(0, vocab, (batch, prompt), generator=torch.Generator().manual_seed(seed))
+
+
+def simulate(model, batch: int = 1, prompt=16, new: int = 8, context: Optional[int] = None,
+             timing_only: bool = False, arch: Optional[str] = None, set=None,
+             trace: Optional[str] = None, reuse: bool = True, compare_eager: bool = True,
+             seed: int = 0) -> LlmResult:
+    """Simulate a greedy generation of `new` tokens after `prompt` (a length: seeded random ids;
+    or a batch x length tensor) with a StaticCache of `context` positions (default prompt +
+    new). See the module docstring."""
+    import torch
+    import torch._dynamo
+
+    from . import api
+    from . import backend as _backend
+    from . import session as _session
+    from ._core import core
+
+    if isinstance(model, torch.nn.Module):
+        lm, name = model.eval(), type(model).__name__
+        config = lm.config  # timing-only on a cpu module: its values are simply not read
+    else:
+        config = load_config(model)
+        name = model if isinstance(model, str) else type(model).__name__
+        lm = build_model(config, meta=timing_only, seed=seed)
+    if not isinstance(batch, int) or batch < 1:
+        raise LlmError(f"batch: expected an integer >= 1, got {batch!r}")
+    if not isinstance(new, int) or new < 1:
+        raise LlmError(f"new: expected an integer >= 1 (tokens to generate), got {new!r}")
+    ids = _prompt_ids(prompt, batch, config.vocab_size, seed + 1)
+    batch, plen = ids.shape
+    context = plen + new if context is None else context
+    if not isinstance(context, int) or context < plen + new - 1:
+        raise LlmError(f"context: {context!r} positions cannot hold a prompt of {plen} and "
+                       f"{new - 1} decode steps (need >= {plen + new - 1})")
+    maxpos = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
+    if maxpos and context > maxpos:
+        raise LlmError(f"context: {context} positions exceed the model's "
+                       f"max_position_embeddings {maxpos}")
+    device = next(lm.parameters()).device
+    dtype = next(lm.parameters()).dtype
+    ids = ids.to(device)
+    cache = _static_cache(config, batch, context, dtype, device)
+    cache_ids = {id(t) for layer in cache.layers for t in (layer.keys, layer.values)}
+    weight_bytes = sum(p.numel() * p.element_size() for p in lm.parameters()
+                       if id(p) not in cache_ids)
+
+    sess = _session.Session(arch, set, trace, timing_only, None, None, reuse_timing=reuse)
+    torch._dynamo.reset()
+    step_fn = _Step(lm, cache)
+    tokens, logits_all = [], []
+    with _session.active(sess), torch.no_grad():
+        compiled = torch.compile(step_fn, backend=_backend.spyre_sim_backend, dynamic=False)
+        x = ids
+        for i in range(new):
+            try:
+                logits = compiled(x)
+            except torch._dynamo.exc.BackendCompilerFailed as e:
+                inner = getattr(e, "inner_exception", None)
+                if inner is None:
+                    raise
+                raise inner.with_traceback(inner.__traceback__) from None
+            x = logits[:, -1].argmax(-1, keepdim=True)
+            if not timing_only:
+                tokens.append(x.cpu())
+                logits_all.append(logits[:, -1].float().cpu())
+    torch._dynamo.reset()
+    if len(sess.runs) != new:
+        raise core.SpyreError(f"{name}: expected one simulated graph per step ({new}), got "
+                              f"{len(sess.runs)} (a graph break splits the model)")
+    classes = {}
+    for rep in sess.reports:
+        for k in rep["kernels"]:
+            classes[k["name"]] = kernel_class(k)
+    peak = sess.runs[0]["dram"]["peak_gbps"]
+    floor_us = weight_bytes / (peak * 1e3)
+    steps = [_step_entry("prefill" if i == 0 else "decode", i, run, classes,
+                         batch * (plen if i == 0 else 1), plen if i == 0 else plen + i - 1,
+                         floor_us) for i, run in enumerate(sess.runs)]
+    ttft = steps[0]["device_time_us"]
+    decode = [s["device_time_us"] for s in steps[1:]]
+    tpot = sum(decode) / len(decode) if decode else None
+    total = ttft + sum(decode)
+    res = LlmResult(model=name, arch=sess.runs[0]["arch"], batch=batch, prompt=plen, new=new,
+                    context=context, timing_only=timing_only, ttft_us=ttft, tpot_us=tpot,
+                    tokens_per_s=batch * new / (total * 1e-6),
+                    decode_tokens_per_s=batch / (tpot * 1e-6) if tpot else None,
+                    weight_bytes=weight_bytes, weight_floor_us=floor_us, peak_gbps=peak,
+                    steps=steps)
+    if not timing_only:
+        res.tokens = torch.cat(tokens, dim=1)
+        if compare_eager:
+            ref_tokens, ref_logits = eager_generate(lm, ids, new, context)
+            res.tokens_match = bool(torch.equal(res.tokens, ref_tokens))
+            oks, worst = [], 0.0
+            for a, e in zip(logits_all, ref_logits):
+                ok, err, _ = api.compare(a.half(), e)
+                oks.append(ok)
+                worst = max(worst, err)
+            res.logits_match, res.max_abs_err = all(oks), worst
+    return res
+
+
+def eager_generate(lm, ids, new: int, context: int):
+    """Greedy tokens and each step's last logits of eager PyTorch in fp32 (a float copy of the
+    weights, its own StaticCache): the reference of a functional run."""
+    import torch
+
+    ref = copy.deepcopy(lm).float()
+    cache = _static_cache(ref.config, ids.shape[0], context, torch.float32, ids.device)
+    step = _Step(ref, cache)
+    tokens, logits_all, x = [], [], ids
+    with torch.no_grad():
+        for _ in range(new):
+            logits = step(x)[:, -1]
+            x = logits.argmax(-1, keepdim=True)
+            tokens.append(x)
+            logits_all.append(logits)
+    return torch.cat(tokens, dim=1), logits_all
+
+
+def main(argv=None) -> int:
+    from . import files
+
+    ap = argparse.ArgumentParser(
+        prog="spyre-sim llm",
+        description="Simulate LLM inference: one prefill and greedy decode steps with a static "
+                    "KV cache; prints TTFT, TPOT, tokens/s and per-step device time and DRAM "
+                    "bandwidth against the weight-streaming floor.")
+    ap.add_argument("model", help=f"bundled config ({', '.join(bundled_models())}) or a "
+                                  "Hugging Face config.json file")
+    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--prompt", type=int, default=16, help="prompt length (seeded random ids)")
+    ap.add_argument("--new", type=int, default=8, help="tokens to generate (prefill + new-1 "
+                                                       "decode steps)")
+    ap.add_argument("--context", type=int, default=None, help="KV cache positions (default "
+                                                              "prompt + new)")
+    ap.add_argument("--arch", default=None, help="preset or YAML file (default spyre)")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    ap.add_argument("--timing-only", action="store_true",
+                    help="no values: weights on the meta device (real sizes, little memory)")
+    ap.add_argument("--no-reuse", action="store_true",
+                    help="timing-only: simulate every decode step (default: the first one's "
+                         "run is reused, exactly)")
+    ap.add_argument("--trace", default=None, help="trace path (one file per step: .1, .2, ...)")
+    ap.add_argument("--json", default=None, help="write the result (summary and steps) as JSON")
+    ap.add_argument("--jsonl", default=None, help="write one JSON line per step")
+    ap.add_argument("--force", action="store_true", help="overwrite existing --json/--jsonl files")
+    args = ap.parse_args(argv)
+    for path in (args.json, args.jsonl):
+        if path and os.path.exists(path) and not args.force:
+            print(f"spyre-sim llm: {path} exists (use --force to overwrite)", file=sys.stderr)
+            return 2
+    try:
+        res = simulate(args.model, batch=args.batch, prompt=args.prompt, new=args.new,
+                       context=args.context, timing_only=args.timing_only, arch=args.arch,
+                       set=args.set, trace=args.trace, reuse=not args.no_reuse)
+    except LlmError as e:
+        print(f"spyre-sim llm: {e}", file=sys.stderr)
+        return 2
+    sys.stdout.write(res.text())
+    if args.json:
+        files.write_atomic(args.json, json.dumps(res.summary(), indent=1, sort_keys=True) + "\n")
+    if args.jsonl:
+        files.write_atomic(args.jsonl, res.jsonl())
+    return 0 if res.tokens_match in (None, True) and res.logits_match in (None, True) else 1
