@@ -155,3 +155,54 @@ def test_reduction_reading_a_table_at_r_mod_n_matches_eager(tmp_path):
     (ir,) = [json.loads(p.read_text()) for p in tmp_path.glob("*.ir.json")]
     loads = [o["index"]["expr"] for n in ir["nodes"] for o in n.get("body", []) if o["op"] == "load"]
     assert "ModularIndexing(r0, 1, 32)" in loads
+
+
+def test_generation_trace_has_a_span_per_step_over_the_kernels(tmp_path):
+    path = tmp_path / "gen.json"
+    r = llm.simulate("tiny", prompt=8, new=3, timing_only=True, trace=str(path))
+    d = json.loads(path.read_text())
+    spans = [e for e in d["traceEvents"] if e.get("cat") == "llm"]
+    assert [e["name"] for e in spans] == ["prefill", "decode 1", "decode 2"]
+    assert [e["dur"] for e in spans] == [s["device_time_us"] for s in r.steps]
+    assert spans[1]["ts"] == pytest.approx(spans[0]["dur"])
+    # every step's kernels are in the trace, each step's shifted to start where the last ended
+    ends = [e["ts"] + e["dur"] for e in d["traceEvents"] if e["ph"] == "X"]
+    assert max(ends) == pytest.approx(sum(s["device_time_us"] for s in r.steps), rel=1e-6)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gen.json"]  # no step files left
+
+
+def test_sweep_llm_entries_give_tpot_per_batch_context_and_chip_point(tmp_path):
+    spec = tmp_path / "serve.yaml"
+    spec.write_text("""
+models:
+  - {llm: tiny, batch: [1, 2], context: [32, 64], prompt: 8, new: 4}
+grid:
+  lx.size_bytes: [1048576, 2097152]
+plots:
+  - {metric: tpot_us, x: context, series: batch, where: {lx.size_bytes: 2097152}}
+""")
+    rows = spyre_sim.sweep(str(spec), out=str(tmp_path / "out"), jobs=2)
+    assert len(rows) == 8 and all(r["status"] == "ok" for r in rows), rows
+    assert {(r["batch"], r["context"]) for r in rows} == {(1, 32), (2, 32), (1, 64), (2, 64)}
+    for r in rows:
+        assert r["tpot_us"] > 0 and r["ttft_us"] > 0 and r["new"] == 4
+        total = r["ttft_us"] + 3 * r["tpot_us"]
+        assert r["tokens_per_s"] == pytest.approx(r["batch"] * 4 / (total * 1e-6))
+    # the same point simulated through spyre_sim.llm gives the same TTFT and TPOT
+    one = llm.simulate("tiny", batch=2, prompt=8, new=4, context=64, timing_only=True,
+                       set=["lx.size_bytes=1048576"])
+    (row,) = [r for r in rows if r["batch"] == 2 and r["context"] == 64
+              and r["lx.size_bytes"] == 1048576]
+    assert row["ttft_us"] == pytest.approx(one.ttft_us) and row["tpot_us"] == pytest.approx(
+        one.tpot_us)
+    assert (tmp_path / "out" / "plots").is_dir() and any((tmp_path / "out" / "plots").iterdir())
+
+
+def test_sweep_llm_entry_errors_name_the_key(tmp_path):
+    spec = tmp_path / "bad.yaml"
+    spec.write_text("models:\n  - {llm: nope, batch: 1}\ngrid:\n  chip.cores: [8]\n")
+    with pytest.raises(spyre_sim.SpecError, match="not a bundled model"):
+        spyre_sim.sweep(str(spec), out=str(tmp_path / "o"))
+    spec.write_text("models:\n  - {llm: tiny, batch: [0]}\ngrid:\n  chip.cores: [8]\n")
+    with pytest.raises(spyre_sim.SpecError, match="batch"):
+        spyre_sim.sweep(str(spec), out=str(tmp_path / "o"))

@@ -4,6 +4,7 @@ compiled graph runs on the SystemC chip model."""
 
 import json
 import os
+import time
 
 import torch
 
@@ -34,6 +35,7 @@ def _make_runner(ir: dict):
                 f"graph {ir.get('graph')}: called with {len(inputs)} inputs, compiled for "
                 f"{len(in_bindings)}")
         trace = sess.next_trace_path()
+        t0 = time.perf_counter()
         reused = False
         if sess.timing_only:
             # No values are read: nothing is copied (the inputs may be meta tensors: a model
@@ -53,6 +55,7 @@ def _make_runner(ir: dict):
                     "on the meta device runs timing-only (timing_only=True, --timing-only)")
             data = [tensors.to_storage(t, b) for t, b in zip(inputs, in_bindings)]
             out = exe.run(data, trace, False, sess.trace_filter)
+        sess.sim_seconds.append(time.perf_counter() - t0)
         summary = json.loads(out["summary"])
         if reused:
             summary["reused"] = True

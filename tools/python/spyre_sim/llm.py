@@ -31,7 +31,10 @@ import ast
 import copy
 import json
 import os
+import shutil
 import sys
+import tempfile
+import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Optional
@@ -221,6 +224,7 @@ class LlmResult:
     tokens_match: Optional[bool] = None
     logits_match: Optional[bool] = None
     max_abs_err: Optional[float] = None
+    wall_s: float = 0.0  # this machine's time for the whole generation (capture, compile, runs)
 
     def summary(self) -> dict:
         d = {k: v for k, v in self.__dict__.items() if k not in ("steps", "tokens")}
@@ -249,6 +253,7 @@ class LlmResult:
             lines.append(f"  {s['phase']} step {s['step']}: {s['device_time_us']:.1f} us "
                          f"({cls} us), DRAM {s['dram_bytes'] / 1e6:.1f} MB at "
                          f"{s['achieved_gbps']:.1f} GB/s" + (" [reused]" if s["reused"] else ""))
+        lines.append(f"  wall time {self.wall_s:.1f} s (capture, compile and simulation)")
         if self.tokens_match is not None:
             lines.append(f"  tokens match eager: {self.tokens_match}; logits match: "
                          f"{self.logits_match} (max excess error {self.max_abs_err:.3g})")
@@ -277,6 +282,47 @@ def _step_entry(phase: str, step: int, run: dict, classes: dict[str, str], token
             "dram_read_bytes": dram["read_bytes"], "dram_write_bytes": dram["write_bytes"],
             "achieved_gbps": dram["achieved_gbps"], "weight_floor_us": floor_us,
             "reused": bool(run.get("reused", False))}
+
+
+def merge_step_traces(paths: list[str], steps: list[dict], out: str) -> None:
+    """One Chrome JSON trace of a generation: each step's trace shifted to start where the
+    previous step ended, and a `generation` track with one span per step (prefill, decode N)
+    over the kernel spans."""
+    from . import files
+
+    events, meta, seen, offset = [], None, set(), 0.0
+    for i, (path, step) in enumerate(zip(paths, steps)):
+        with open(path) as f:
+            d = json.load(f)
+        meta = meta or {k: v for k, v in d.items() if k != "traceEvents"}
+        for e in d["traceEvents"]:
+            if e["ph"] == "M":
+                key = (e["name"], e.get("pid"), e.get("tid"))
+                if key not in seen:
+                    seen.add(key)
+                    events.append(e)
+                continue
+            e = dict(e)
+            if "ts" in e:
+                e["ts"] = e["ts"] + offset
+            if "id" in e:  # flow ids: unique per step
+                e["id"] = f"{i}.{e['id']}"
+            events.append(e)
+        offset += step["device_time_us"]
+    pid = 1 + max((e.get("pid", 0) for e in events), default=0)
+    events += [{"ph": "M", "name": "process_name", "pid": pid, "args": {"name": "generation"}},
+               {"ph": "M", "name": "process_sort_index", "pid": pid, "args": {"sort_index": -1}},
+               {"ph": "M", "name": "thread_name", "pid": pid, "tid": 0, "args": {"name": "steps"}}]
+    start = 0.0
+    for step in steps:
+        name = "prefill" if step["phase"] == "prefill" else f"decode {step['step']}"
+        events.append({"ph": "X", "pid": pid, "tid": 0, "ts": start,
+                       "dur": step["device_time_us"], "name": name, "cat": "llm",
+                       "args": {k: step[k] for k in ("tokens", "position", "dram_bytes",
+                                                     "achieved_gbps", "by_class_us")}})
+        start += step["device_time_us"]
+    meta = dict(meta or {}, metadata=dict((meta or {}).get("metadata", {}), graph="generation"))
+    files.write_atomic(out, json.dumps(dict(meta, traceEvents=events)))
 
 
 def _prompt_ids(prompt, batch: int, vocab: int, seed: int):
@@ -336,25 +382,37 @@ def simulate(model, batch: int = 1, prompt=16, new: int = 8, context: Optional[i
     weight_bytes = sum(p.numel() * p.element_size() for p in lm.parameters()
                        if id(p) not in cache_ids)
 
-    sess = _session.Session(arch, set, trace, timing_only, None, None, reuse_timing=reuse)
+    if trace is not None and not str(trace).endswith(".json"):
+        raise LlmError(f"trace: {trace}: a generation's trace is Chrome JSON (a .json path)")
+    tmp = tempfile.mkdtemp(prefix=".steps.", dir=os.path.dirname(os.path.abspath(trace))) \
+        if trace else None
+    step_trace = os.path.join(tmp, "step.json") if tmp else None
+    sess = _session.Session(arch, set, step_trace, timing_only, None, None, reuse_timing=reuse)
     torch._dynamo.reset()
     step_fn = _Step(lm, cache)
-    tokens, logits_all = [], []
-    with _session.active(sess), torch.no_grad():
-        compiled = torch.compile(step_fn, backend=_backend.spyre_sim_backend, dynamic=False)
-        x = ids
-        for i in range(new):
-            try:
-                logits = compiled(x)
-            except torch._dynamo.exc.BackendCompilerFailed as e:
-                inner = getattr(e, "inner_exception", None)
-                if inner is None:
-                    raise
-                raise inner.with_traceback(inner.__traceback__) from None
-            x = logits[:, -1].argmax(-1, keepdim=True)
-            if not timing_only:
-                tokens.append(x.cpu())
-                logits_all.append(logits[:, -1].float().cpu())
+    tokens, logits_all, walls = [], [], []
+    try:
+        with _session.active(sess), torch.no_grad():
+            compiled = torch.compile(step_fn, backend=_backend.spyre_sim_backend, dynamic=False)
+            x = ids
+            for i in range(new):
+                t0 = time.perf_counter()
+                try:
+                    logits = compiled(x)
+                except torch._dynamo.exc.BackendCompilerFailed as e:
+                    inner = getattr(e, "inner_exception", None)
+                    if inner is None:
+                        raise
+                    raise inner.with_traceback(inner.__traceback__) from None
+                walls.append(time.perf_counter() - t0)
+                x = logits[:, -1].argmax(-1, keepdim=True)
+                if not timing_only:
+                    tokens.append(x.cpu())
+                    logits_all.append(logits[:, -1].float().cpu())
+    except BaseException:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+        raise
     torch._dynamo.reset()
     if len(sess.runs) != new:
         raise core.SpyreError(f"{name}: expected one simulated graph per step ({new}), got "
@@ -366,8 +424,16 @@ def simulate(model, batch: int = 1, prompt=16, new: int = 8, context: Optional[i
     peak = sess.runs[0]["dram"]["peak_gbps"]
     floor_us = weight_bytes / (peak * 1e3)
     steps = [_step_entry("prefill" if i == 0 else "decode", i, run, classes,
-                         batch * (plen if i == 0 else 1), plen if i == 0 else plen + i - 1,
+                         batch * (plen if i == 0 else 1), 0 if i == 0 else plen + i - 1,
                          floor_us) for i, run in enumerate(sess.runs)]
+    for st, wall, sim in zip(steps, walls, sess.sim_seconds):
+        # wall time of the step's call: capture and compile (a graph's first call) and the
+        # simulation (0 when a timing-only run is reused)
+        st["wall_s"], st["sim_wall_s"] = round(wall, 3), round(sim, 3)
+    if tmp:
+        paths = [r["trace"] for r in sess.runs]
+        merge_step_traces(paths, steps, trace)
+        shutil.rmtree(tmp, ignore_errors=True)
     ttft = steps[0]["device_time_us"]
     decode = [s["device_time_us"] for s in steps[1:]]
     tpot = sum(decode) / len(decode) if decode else None
@@ -377,7 +443,7 @@ def simulate(model, batch: int = 1, prompt=16, new: int = 8, context: Optional[i
                     tokens_per_s=batch * new / (total * 1e-6),
                     decode_tokens_per_s=batch / (tpot * 1e-6) if tpot else None,
                     weight_bytes=weight_bytes, weight_floor_us=floor_us, peak_gbps=peak,
-                    steps=steps)
+                    steps=steps, wall_s=round(sum(walls), 3))
     if not timing_only:
         res.tokens = torch.cat(tokens, dim=1)
         if compare_eager:
@@ -390,6 +456,54 @@ def simulate(model, batch: int = 1, prompt=16, new: int = 8, context: Optional[i
                 worst = max(worst, err)
             res.logits_match, res.max_abs_err = all(oks), worst
     return res
+
+
+def capture_graphs(model, batch: int = 1, context: int = 2048, prompt: Optional[int] = None,
+                   seed: int = 0) -> list[dict]:
+    """The IR of a generation's graphs without simulating them: [prefill of `prompt` tokens,
+    decode step] (only the decode step when prompt is None: the cache is then taken as filled
+    to context - 1), from a meta-device model (no weights on the host). What `spyre-sim sweep`
+    simulates for an `llm` model entry."""
+    import torch
+    import torch._dynamo
+    import spyre_capture
+
+    config = load_config(model) if not isinstance(model, torch.nn.Module) else model.config
+    lm = model.eval() if isinstance(model, torch.nn.Module) else build_model(config, meta=True,
+                                                                               seed=seed)
+    device, dtype = next(lm.parameters()).device, next(lm.parameters()).dtype
+    if prompt is not None and (not isinstance(prompt, int) or not 1 <= prompt < context):
+        raise LlmError(f"prompt: expected a length in [1, context={context}), got {prompt!r}")
+    cache = _static_cache(config, batch, context, dtype, device)
+    graphs = []
+
+    def make_runner(ir):
+        graphs.append(ir)
+        outs = [(o["size"], o["stride"], getattr(torch, o["dtype"])) for o in ir["outputs"]]
+
+        def runner(inputs):  # no values: empty outputs of the captured shapes
+            d = inputs[0].device if inputs else device
+            return [torch.empty_strided(sz, st, dtype=dt, device=d) for sz, st, dt in outs]
+
+        return runner
+
+    def backend(gm, example_inputs):
+        return spyre_capture.compile_graph(gm, example_inputs, make_runner)
+
+    torch._dynamo.reset()
+    step = torch.compile(_Step(lm, cache), backend=backend, dynamic=False)
+    with torch.no_grad():
+        if prompt is not None:
+            step(torch.zeros(batch, prompt, dtype=torch.long, device=device))
+        step(torch.zeros(batch, 1, dtype=torch.long, device=device))
+    torch._dynamo.reset()
+    want = 2 if prompt is not None else 1
+    if len(graphs) != want:
+        raise LlmError(f"expected {want} graph(s) (prefill, decode), captured {len(graphs)}: "
+                       "a graph break splits the model")
+    for ir, name in zip(graphs, ["prefill", "decode"][2 - want:]):
+        ir["graph"] = name
+    return graphs
 
 
 def eager_generate(lm, ids, new: int, context: int):
@@ -433,12 +547,14 @@ def main(argv=None) -> int:
     ap.add_argument("--no-reuse", action="store_true",
                     help="timing-only: simulate every decode step (default: the first one's "
                          "run is reused, exactly)")
-    ap.add_argument("--trace", default=None, help="trace path (one file per step: .1, .2, ...)")
+    ap.add_argument("--trace", default=None, help="Chrome JSON trace of the whole generation "
+                                                  "(a span per step over the kernel spans)")
     ap.add_argument("--json", default=None, help="write the result (summary and steps) as JSON")
     ap.add_argument("--jsonl", default=None, help="write one JSON line per step")
-    ap.add_argument("--force", action="store_true", help="overwrite existing --json/--jsonl files")
+    ap.add_argument("--force", action="store_true",
+                    help="overwrite existing --json/--jsonl/--trace files")
     args = ap.parse_args(argv)
-    for path in (args.json, args.jsonl):
+    for path in (args.json, args.jsonl, args.trace):
         if path and os.path.exists(path) and not args.force:
             print(f"spyre-sim llm: {path} exists (use --force to overwrite)", file=sys.stderr)
             return 2

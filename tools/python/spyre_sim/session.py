@@ -22,6 +22,7 @@ class Session:
         self.reuse_timing = reuse_timing
         self.runs: List[dict] = []      # summary per simulated subgraph call
         self.reports: List[dict] = []   # compile report per compiled subgraph
+        self.sim_seconds: List[float] = []  # wall time of each run (simulation and copies)
 
     def next_trace_path(self) -> str:
         if not self.trace:

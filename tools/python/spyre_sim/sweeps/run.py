@@ -6,7 +6,8 @@ The output folder:
     results.csv, results.json   one row per (point, model), in spec order
     points/<key>.json           each finished (point, model), written atomically when done
     configs/<hash>.yaml         each effective chip configuration (loadable with --arch)
-    ir/<model>/                 the IR captured from a model file, with capture.json
+    ir/<model>/                 the IR captured from a model file (an llm entry: its prefill
+                                and decode graphs), with capture.json
     plots/*.png                 the spec's plots
     spec.yaml, provenance.json  what was run, by which command and build
 A point's key hashes the model file's contents, the configuration and the spyre-sim build, so
@@ -60,7 +61,9 @@ class SweepResult:
 
 
 def columns(spec: spec_mod.SweepSpec) -> list:
-    return ["point", "model", *spec.axes, *RESULT_COLUMNS]
+    llm = any(m.kind == "llm" for m in spec.models)
+    extra = (*spec_mod.LLM_PARAMS, *spec_mod.LLM_METRICS) if llm else ()
+    return ["point", "model", *spec.axes, *extra, *RESULT_COLUMNS]
 
 
 def point_key(model: spec_mod.Model, arch: str, sets, build: dict) -> str:
@@ -113,13 +116,64 @@ def _capture(model: spec_mod.Model, folder: str) -> tuple:
     return [os.path.join(folder, n) for n in names], capture_s
 
 
+def _capture_llm(model: spec_mod.Model, folder: str) -> tuple:
+    """(IR paths, capture seconds) of an `llm` entry: its prefill (when it has a prompt) and
+    decode graphs from a meta-device model, captured once into `folder` like a model file."""
+    meta_path = os.path.join(folder, "capture.json")
+    try:
+        with open(meta_path, encoding="utf-8") as f:
+            meta = json.load(f)
+        paths = [os.path.join(folder, g) for g in meta["graphs"]]
+        if meta.get("fingerprint") == model.fingerprint and all(map(os.path.exists, paths)):
+            return paths, float(meta["capture_s"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # none yet, or unreadable: captured again
+    t0 = time.perf_counter()
+    try:
+        import spyre_capture
+
+        from .. import llm
+
+        p = model.llm
+        irs = llm.capture_graphs(p["model"], batch=p["batch"], context=p["context"],
+                                 prompt=p["prompt"])
+    except Exception as e:  # the model's own failure: every point of this model fails with it
+        raise SpecError(f"{model.name}: capture failed: {type(e).__name__}: {e}") from e
+    capture_s = time.perf_counter() - t0
+    os.makedirs(folder, exist_ok=True)
+    names = []
+    for ir in irs:
+        names.append(f"{ir['graph']}.json")
+        files.write_atomic(os.path.join(folder, names[-1]), spyre_capture.to_json(ir))
+    files.write_json(meta_path, {"fingerprint": model.fingerprint, "graphs": names,
+                                 "capture_s": capture_s, "llm": model.llm})
+    return [os.path.join(folder, n) for n in names], capture_s
+
+
+def _llm_columns(model: spec_mod.Model, result: dict) -> dict:
+    """TTFT (the prefill graph, when simulated), TPOT (the decode graph: every decode step at a
+    context bucket runs the same program, so one simulated step is every step) and tokens/s
+    of a generation of `new` tokens."""
+    p, graphs = model.llm, result["graphs"]
+    dec = graphs[-1]
+    ttft = graphs[0]["device_time_us"] if p["prompt"] is not None else None
+    tpot = dec["device_time_us"]
+    total = (ttft or 0.0) + (p["new"] - 1) * tpot if ttft is not None else None
+    return {"ttft_us": ttft, "tpot_us": tpot,
+            "tokens_per_s": p["batch"] * p["new"] / (total * 1e-6) if total else None,
+            "decode_tokens_per_s": p["batch"] / (tpot * 1e-6) if tpot else None,
+            "decode_gbps": dec["achieved_gbps"]}
+
+
 # --- rows ---------------------------------------------------------------------------------
 
 def make_row(spec, point, model, result: dict, capture_s: float) -> dict:
     row = {"point": point.index, "model": model.name}
     row.update({c: point.params.get(c) for c in spec.axes})
     row.update({c: None for c in RESULT_COLUMNS})
-    row["capture_s"] = capture_s if model.kind == "model" else 0.0
+    row["capture_s"] = capture_s if model.kind != "ir" else 0.0
+    if model.kind == "llm":  # the serving parameters, failed or not
+        row.update({k: model.llm[k] for k in spec_mod.LLM_PARAMS})
     if not result.get("ok"):
         row.update(status="failed", error=result.get("error", "failed"))
         return row
@@ -131,6 +185,9 @@ def make_row(spec, point, model, result: dict, capture_s: float) -> dict:
                kernels=len(result["kernels"]), compile_s=result["compile_s"],
                sim_s=result["sim_s"])
     row.update({f"util.{u}": result["utilisation"][u] for u in batch.UNITS})
+    if model.kind == "llm":
+        row.update({k: model.llm[k] for k in spec_mod.LLM_PARAMS})
+        row.update(_llm_columns(model, result))
     return row
 
 
@@ -206,7 +263,8 @@ def run(spec_path, out=None, jobs=None, sets=(), fresh=False, ray=None, progress
                 print(f"sweep: capturing {model.name} ({model.path})", file=sys.stderr,
                       flush=True)
             try:
-                paths, secs = _capture(model, os.path.join(out, "ir", model.name))
+                capture = _capture_llm if model.kind == "llm" else _capture
+                paths, secs = capture(model, os.path.join(out, "ir", model.name))
                 captured[model.name] = (paths, secs, None)
             except SpecError as e:
                 captured[model.name] = ([], 0.0, str(e))

@@ -3,6 +3,8 @@ plots to draw. Everything is checked here, before anything runs: unknown paramet
 nearest valid name), empty grids, values a configuration refuses, missing model files.
 
     models: [../../tools/models/gpt2_block.py, ../../tests/data/ir/models/gpt2.json]
+    # or LLM serving: a prefill and a decode step per (batch, context[, prompt]) combination
+    #   models: [{llm: granite-3.3-8b, batch: [1, 4], context: [2048, 8192], new: 32}]
     arch: spyre                      # base preset or YAML file (default spyre)
     set: {compiler.fusion: on}       # fixed overrides, applied at every point
     grid:                            # the cross product of every axis, last axis fastest
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 import math
 import os
 from dataclasses import dataclass, field
@@ -38,12 +41,19 @@ METRICS = ("cycles", "device_time_us", "util.pt", "util.sfp", "util.dma_in", "ut
            "peak_gbps", "kernels", "compile_s", "sim_s", "capture_s")
 
 
+# An `llm` model entry's serving parameters (result columns, usable in plots) and metrics.
+LLM_PARAMS = ("batch", "context", "prompt", "new")
+LLM_METRICS = ("ttft_us", "tpot_us", "tokens_per_s", "decode_tokens_per_s", "decode_gbps")
+
+
 @dataclass
 class Model:
     name: str
     path: str
-    kind: str          # "model" (a .py model file, captured once) or "ir" (one IR JSON)
+    kind: str          # "model" (a .py model file, captured once), "ir" (one IR JSON) or
+                       # "llm" (a causal LM's prefill and decode graphs, spyre_sim.llm)
     fingerprint: str   # sha256 of the file (model files: plus the torch version)
+    llm: dict | None = None  # kind "llm": model (name or config path), batch, context, prompt, new
 
 
 @dataclass
@@ -105,6 +115,13 @@ def _models(spec: Spec, torch_version: str) -> list:
     for i, m in enumerate(models):
         where = f"models[{i}]"
         name = None
+        if isinstance(m, Mapping) and "llm" in m:
+            for model in _llm_models(spec, m, where, torch_version):
+                if model.name in names:
+                    raise spec.error(root, "models", where, f"two models named {model.name!r}")
+                names[model.name] = i
+                out.append(model)
+            continue
         if isinstance(m, Mapping):
             spec.check_keys(m, ("name", "file"), where + ".")
             name, m = m.get("name"), m.get("file")
@@ -124,6 +141,49 @@ def _models(spec: Spec, torch_version: str) -> list:
         names[name] = i
         fp = _sha256(path) + (f"+torch{torch_version}" if kind == "model" else "")
         out.append(Model(name=name, path=path, kind=kind, fingerprint=fp))
+    return out
+
+
+def _llm_models(spec: Spec, m, where: str, torch_version: str) -> list:
+    """{llm: NAME or config.json, batch, context[, prompt][, new][, name]}: one model per
+    combination of the listed values (batch, context, prompt: an integer or a list)."""
+    from .. import llm as llm_mod
+
+    spec.check_keys(m, ("llm", "name", *LLM_PARAMS), where + ".")
+    ref = m["llm"]
+    if not isinstance(ref, str):
+        raise spec.error(m, "llm", where + ".llm", "expected a bundled model name ("
+                         + ", ".join(llm_mod.bundled_models()) + ") or a config .json file")
+    path = spec.resolve(ref) if ref.endswith(".json") else os.path.join(llm_mod.MODELS_DIR,
+                                                                        ref + ".json")
+    if not os.path.isfile(path):
+        raise spec.error(m, "llm", where + ".llm", f"{ref}: " + (
+            "no such file" if ref.endswith(".json") else "not a bundled model (known: "
+            + ", ".join(llm_mod.bundled_models()) + ")"))
+
+    def ints(key, default, lo=1):
+        v = m.get(key, default)
+        vals = v if isinstance(v, list) else [v]
+        if not vals or any(x is not None and (not isinstance(x, int) or isinstance(x, bool)
+                                              or x < lo) for x in vals):
+            raise spec.error(m, key, f"{where}.{key}", f"expected an integer >= {lo} or a list "
+                             "of them")
+        return vals
+
+    batches, contexts = ints("batch", 1), ints("context", 2048, 2)
+    prompts, (new,) = ints("prompt", None), ints("new", 32)
+    default = os.path.basename(ref)[:-5] if ref.endswith(".json") else ref
+    base = str(m.get("name", default))
+    out = []
+    for b, c, p in itertools.product(batches, contexts, prompts):
+        if p is not None and p >= c:
+            raise spec.error(m, "prompt", where + ".prompt", f"prompt {p} does not fit "
+                             f"context {c}")
+        params = {"model": path, "batch": b, "context": c, "prompt": p, "new": new}
+        name = f"{base}/b{b}/c{c}" + (f"/p{p}" if p is not None else "")
+        fp = _sha256(path) + f"+torch{torch_version}+" + json.dumps(
+            {k: v for k, v in params.items() if k != "model"}, sort_keys=True)
+        out.append(Model(name=name, path=path, kind="llm", fingerprint=fp, llm=params))
     return out
 
 
@@ -198,12 +258,13 @@ def _check_key(spec, mapping, key, path, name):
         raise spec.error(mapping, key, path, msg)
 
 
-def _plots(spec: Spec, columns) -> list:
+def _plots(spec: Spec, columns, extra_metrics=()) -> list:
     root = spec.root
     plots = root.get("plots", [])
     if not isinstance(plots, list):
         raise spec.error(root, "plots", "plots", "expected a list of plots")
-    known = list(columns) + list(METRICS)
+    metrics = [*METRICS, *extra_metrics]
+    known = list(columns) + metrics
     out = []
     for i, p in enumerate(plots):
         where = f"plots[{i}]"
@@ -221,7 +282,7 @@ def _plots(spec: Spec, columns) -> list:
             if not isinstance(v, str) or v not in known:
                 raise spec.error(p, key, f"{where}.{key}", f"unknown column {v!r}"
                                  + did_you_mean(str(v), known) + f" (parameters: "
-                                 f"{', '.join(columns) or 'none'}; metrics: {', '.join(METRICS)})")
+                                 f"{', '.join(columns) or 'none'}; metrics: {', '.join(metrics)})")
             return v, minimise
 
         where_ = p.get("where", Mapping())
@@ -333,6 +394,7 @@ def load(path, sets=(), torch_version: str = "") -> SweepSpec:
     for pt, (m, key) in zip(points, origins):  # every point's values, before anything runs
         _check_point(spec, m, key, f"point {pt.index} ({', '.join(pt.sets)})", arch,
                      (*sets, *pt.sets))
-    plots = _plots(spec, columns)
+    llm = any(m.kind == "llm" for m in models)
+    plots = _plots(spec, [*columns, *(LLM_PARAMS if llm else ())], LLM_METRICS if llm else ())
     return SweepSpec(path=spec.path, arch=arch, sets=sets, models=models, axes=columns,
                      points=points, plots=plots)

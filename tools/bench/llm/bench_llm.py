@@ -1,0 +1,78 @@
+"""Speed of LLM inference simulation (issue: LLM inference, "Speed"): the wall time of one
+Granite-3.3-8B decode step (batch 1, context 2048, timing-only) and of a whole 32-token
+generation (prompt 128), with peak host memory, on this machine.
+
+    .venv/bin/python tools/bench/llm/bench_llm.py [--quick] [--out tools/bench/llm/results.json]
+
+Each case runs in a fresh process (peak memory is per process). A decode step's wall time is
+split into capture + compile (its graph's first call) and simulation; a generation's decode
+steps after the first reuse that simulated run (exact: spyre_sim.llm) unless --no-reuse.
+--quick runs the 2-layer Granite width (hidden 4096) instead of the full 40 layers."""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__)))))
+
+CHILD = r"""
+import json, resource, sys, time
+import spyre_sim.llm as L
+args = json.loads(sys.argv[1])
+model = L.load_config("granite-3.3-8b")
+if args.pop("layers", None):
+    model.num_hidden_layers = 2
+t = time.perf_counter()
+r = L.simulate(model, timing_only=True, **args)
+out = {"wall_s": time.perf_counter() - t,
+       "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+       "ttft_us": r.ttft_us, "tpot_us": r.tpot_us, "weight_floor_us": r.weight_floor_us,
+       "steps": [{k: s[k] for k in ("phase", "device_time_us", "wall_s", "sim_wall_s",
+                                     "reused", "achieved_gbps", "dram_bytes")}
+                 for s in r.steps]}
+print("RESULT " + json.dumps(out))
+"""
+
+
+def run_case(args: dict) -> dict:
+    env = dict(os.environ, SC_COPYRIGHT_MESSAGE="DISABLE", PYTHONWARNINGS="ignore")
+    p = subprocess.run([sys.executable, "-c", CHILD, json.dumps(args)], capture_output=True,
+                       text=True, cwd=ROOT, env=env)
+    lines = [x for x in p.stdout.splitlines() if x.startswith("RESULT ")]
+    if p.returncode != 0 or not lines:
+        raise SystemExit(f"case {args} failed:\n{p.stderr[-4000:]}")
+    return json.loads(lines[-1][7:])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="2 layers of the Granite width")
+    ap.add_argument("--no-reuse", action="store_true")
+    ap.add_argument("--out", default=None, help="write the figures as JSON")
+    a = ap.parse_args()
+    base = {"batch": 1, "context": 2048, "reuse": not a.no_reuse}
+    if a.quick:
+        base["layers"] = 2
+    cases = {"decode_step": dict(base, prompt=16, new=2),
+             "generation_32": dict(base, prompt=128, new=32)}
+    res = {}
+    for name, args in cases.items():
+        r = run_case(args)
+        res[name] = r
+        dec = [s for s in r["steps"] if s["phase"] == "decode"]
+        print(f"{name}: wall {r['wall_s']:.1f} s, peak {r['peak_rss_mib']:.0f} MiB; prefill "
+              f"{r['steps'][0]['wall_s']:.1f} s wall; first decode step "
+              f"{dec[0]['wall_s']:.1f} s wall of which simulation {dec[0]['sim_wall_s']:.1f} s;"
+              f" TPOT {r['tpot_us']:.0f} us (floor {r['weight_floor_us']:.0f} us)")
+    if a.out:
+        with open(a.out + ".tmp", "w") as f:
+            json.dump(res, f, indent=1, sort_keys=True)
+        os.replace(a.out + ".tmp", a.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
