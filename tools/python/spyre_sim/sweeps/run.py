@@ -75,30 +75,24 @@ def point_key(model: spec_mod.Model, arch: str, sets, build: dict) -> str:
 # --- capture ------------------------------------------------------------------------------
 
 def _capture(model: spec_mod.Model, folder: str) -> tuple:
-    """(IR paths, capture seconds) of a model file, captured once into `folder` (reused when
-    the file and torch are unchanged). Raises SpecError with the model's message."""
+    """(IR paths, capture seconds) of a model file or an `llm` entry (its prefill, when it has
+    a prompt, and decode graphs from a meta-device model), captured once into `folder` (reused
+    when the file, its parameters and torch are unchanged). Raises SpecError with the model's
+    message."""
     meta_path = os.path.join(folder, "capture.json")
-    if os.path.exists(meta_path):
-        try:
-            with open(meta_path, encoding="utf-8") as f:
-                meta = json.load(f)
-            paths = [os.path.join(folder, g) for g in meta["graphs"]]
-            if meta.get("fingerprint") == model.fingerprint and all(map(os.path.exists, paths)):
-                return paths, float(meta["capture_s"])
-        except (OSError, ValueError, KeyError, TypeError):
-            pass  # an unreadable record is captured again
-    import runpy
-
+    try:
+        with open(meta_path, encoding="utf-8") as f:
+            meta = json.load(f)
+        paths = [os.path.join(folder, g) for g in meta["graphs"]]
+        if meta.get("fingerprint") == model.fingerprint and all(map(os.path.exists, paths)):
+            return paths, float(meta["capture_s"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # none yet, or an unreadable record: captured again
     t0 = time.perf_counter()
     try:
         import spyre_capture
 
-        ns = runpy.run_path(model.path, run_name="__spyre_model__")
-        for name in ("model", "example_inputs"):
-            if name not in ns:
-                raise SpecError(f"{model.path}: defines no `{name}` (a model file defines "
-                                "`model` and `example_inputs`)")
-        irs = spyre_capture.capture(ns["model"], ns["example_inputs"])
+        irs, record = _capture_irs(model)
     except SpecError:
         raise
     except Exception as e:  # the model's own failure: every point of this model fails with it
@@ -111,43 +105,29 @@ def _capture(model: spec_mod.Model, folder: str) -> tuple:
         files.write_atomic(os.path.join(folder, name), spyre_capture.to_json(ir))
         names.append(name)
     files.write_json(meta_path, {"fingerprint": model.fingerprint, "graphs": names,
-                                 "capture_s": capture_s, "graph_breaks": irs.graph_breaks,
-                                 "model_file": model.path})
+                                 "capture_s": capture_s, **record})
     return [os.path.join(folder, n) for n in names], capture_s
 
 
-def _capture_llm(model: spec_mod.Model, folder: str) -> tuple:
-    """(IR paths, capture seconds) of an `llm` entry: its prefill (when it has a prompt) and
-    decode graphs from a meta-device model, captured once into `folder` like a model file."""
-    meta_path = os.path.join(folder, "capture.json")
-    try:
-        with open(meta_path, encoding="utf-8") as f:
-            meta = json.load(f)
-        paths = [os.path.join(folder, g) for g in meta["graphs"]]
-        if meta.get("fingerprint") == model.fingerprint and all(map(os.path.exists, paths)):
-            return paths, float(meta["capture_s"])
-    except (OSError, ValueError, KeyError, TypeError):
-        pass  # none yet, or unreadable: captured again
-    t0 = time.perf_counter()
-    try:
-        import spyre_capture
+def _capture_irs(model: spec_mod.Model) -> tuple:
+    """(IR dicts, what capture.json records besides) of a model file or an `llm` entry."""
+    import spyre_capture
 
+    if model.kind == "llm":
         from .. import llm
 
         p = model.llm
-        irs = llm.capture_graphs(p["model"], batch=p["batch"], context=p["context"],
-                                 prompt=p["prompt"])
-    except Exception as e:  # the model's own failure: every point of this model fails with it
-        raise SpecError(f"{model.name}: capture failed: {type(e).__name__}: {e}") from e
-    capture_s = time.perf_counter() - t0
-    os.makedirs(folder, exist_ok=True)
-    names = []
-    for ir in irs:
-        names.append(f"{ir['graph']}.json")
-        files.write_atomic(os.path.join(folder, names[-1]), spyre_capture.to_json(ir))
-    files.write_json(meta_path, {"fingerprint": model.fingerprint, "graphs": names,
-                                 "capture_s": capture_s, "llm": model.llm})
-    return [os.path.join(folder, n) for n in names], capture_s
+        return (llm.capture_graphs(p["model"], batch=p["batch"], context=p["context"],
+                                   prompt=p["prompt"]), {"llm": p})
+    import runpy
+
+    ns = runpy.run_path(model.path, run_name="__spyre_model__")
+    for name in ("model", "example_inputs"):
+        if name not in ns:
+            raise SpecError(f"{model.path}: defines no `{name}` (a model file defines "
+                            "`model` and `example_inputs`)")
+    irs = spyre_capture.capture(ns["model"], ns["example_inputs"])
+    return irs, {"graph_breaks": irs.graph_breaks, "model_file": model.path}
 
 
 def _llm_columns(model: spec_mod.Model, result: dict) -> dict:
@@ -263,8 +243,7 @@ def run(spec_path, out=None, jobs=None, sets=(), fresh=False, ray=None, progress
                 print(f"sweep: capturing {model.name} ({model.path})", file=sys.stderr,
                       flush=True)
             try:
-                capture = _capture_llm if model.kind == "llm" else _capture
-                paths, secs = capture(model, os.path.join(out, "ir", model.name))
+                paths, secs = _capture(model, os.path.join(out, "ir", model.name))
                 captured[model.name] = (paths, secs, None)
             except SpecError as e:
                 captured[model.name] = ([], 0.0, str(e))
