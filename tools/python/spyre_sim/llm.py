@@ -169,13 +169,10 @@ def _resolve(source: str) -> tuple[str, int]:
 
 
 def kernel_class(kernel: dict) -> str:
-    """attention, mlp, norms or other, from a compile-report kernel's ATen ops and source line
-    (the innermost class or function around it: `...Attention`, `...MLP`, `...Norm`)."""
+    """attention, mlp, norms or other, from a compile-report kernel's source line (the innermost
+    class or function around it: `...Attention`, `...MLP`, `...Norm`; then the file and the
+    line's text) and, when those say nothing, its ATen ops."""
     aten = " ".join(kernel.get("aten") or [])
-    if "native_layer_norm" in aten or "var_mean" in aten:
-        return "norms"
-    if "scaled_dot_product" in aten:
-        return "attention"
     path, line = _resolve(kernel.get("source") or "")
     names = [n for lo, hi, n in _scopes(path) if lo <= line <= hi] if path else []
     base = os.path.basename(path)
@@ -197,6 +194,12 @@ def kernel_class(kernel: dict) -> str:
         return "attention"
     if ".mlp(" in text:
         return "mlp"
+    # No source scope says: a kernel of a generic layer (GPT-2's Conv1D matmuls: the IR names
+    # the innermost frame, not the module that called it) stays "other" unless its ops say.
+    if "scaled_dot_product" in aten:
+        return "attention"
+    if kernel.get("kind") != "extern" and ("native_layer_norm" in aten or "var_mean" in aten):
+        return "norms"
     return "other"
 
 
@@ -353,6 +356,10 @@ def simulate(model, batch: int = 1, prompt=16, new: int = 8, context: Optional[i
     from . import session as _session
     from ._core import core
 
+    if not isinstance(batch, int) or batch < 1:
+        raise LlmError(f"batch: expected an integer >= 1, got {batch!r}")
+    if not isinstance(new, int) or new < 1:
+        raise LlmError(f"new: expected an integer >= 1 (tokens to generate), got {new!r}")
     if isinstance(model, torch.nn.Module):
         lm, name = model.eval(), type(model).__name__
         config = lm.config  # timing-only on a cpu module: its values are simply not read
@@ -360,10 +367,6 @@ def simulate(model, batch: int = 1, prompt=16, new: int = 8, context: Optional[i
         config = load_config(model)
         name = model if isinstance(model, str) else type(model).__name__
         lm = build_model(config, meta=timing_only, seed=seed)
-    if not isinstance(batch, int) or batch < 1:
-        raise LlmError(f"batch: expected an integer >= 1, got {batch!r}")
-    if not isinstance(new, int) or new < 1:
-        raise LlmError(f"new: expected an integer >= 1 (tokens to generate), got {new!r}")
     ids = _prompt_ids(prompt, batch, config.vocab_size, seed + 1)
     batch, plen = ids.shape
     context = plen + new if context is None else context
