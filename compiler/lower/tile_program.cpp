@@ -149,6 +149,15 @@ int Builder::column_start(int a) {
   return static_cast<int>(p_.accesses.size()) - 1;
 }
 
+int Builder::untransposed(int v) {
+  if (!p_.vals[static_cast<size_t>(v)].transposed) return v;
+  TVal t = p_.vals[static_cast<size_t>(v)];
+  t.transposed = false;
+  int d = new_val(t);
+  emit(TOp{TOp::Unary, isa::SfpFn::Copy, d, {v}, -1, 0});
+  return d;
+}
+
 void Builder::lower_gather(const ir::Op& op, int a, int idx) {
   if (!mask_.empty()) {  // clamp: index 0 where the mask is false
     const int m = mask_.back();
@@ -157,13 +166,7 @@ void Builder::lower_gather(const ir::Op& op, int a, int idx) {
     emit(TOp{TOp::Select, isa::SfpFn::Copy, d, {m, idx, zero}, -1, 0});
     idx = d;
   }
-  if (p_.vals[static_cast<size_t>(idx)].transposed) {
-    TVal t = p_.vals[static_cast<size_t>(idx)];
-    t.transposed = false;
-    int d = new_val(t);
-    emit(TOp{TOp::Unary, isa::SfpFn::Copy, d, {idx}, -1, 0});
-    idx = d;
-  }
+  idx = untransposed(idx);
   TVal t = p_.vals[static_cast<size_t>(idx)];
   t.dt = p_.accesses[static_cast<size_t>(a)].dt;
   int d = new_val(t);
@@ -220,14 +223,6 @@ void Builder::lower_scatter(const ir::Op& op, int a, const Indirect& ind) {
   // Every element of the tile is written: the value (and, element by element, the index)
   // cover the tile's rows and cols, row-major.
   const bool r = s.row.size > 1, c = s.col.size > 1;
-  auto untransposed = [&](int v) {
-    if (!p_.vals[static_cast<size_t>(v)].transposed) return v;
-    TVal t = p_.vals[static_cast<size_t>(v)];
-    t.transposed = false;
-    int d = new_val(t);
-    emit(TOp{TOp::Unary, isa::SfpFn::Copy, d, {v}, -1, 0});
-    return d;
-  };
   int v = convert(val_.at(op.args[0]), p_.accesses[static_cast<size_t>(a)].dt);
   v = untransposed(materialize(v, r, c));
   idx = untransposed(materialize(idx, r, !rows && c));

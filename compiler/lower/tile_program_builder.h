@@ -122,6 +122,7 @@ class Builder {
 
   int convert(int v, DType dt);
   int materialize(int v, bool r, bool c);
+  int untransposed(int v);  // v, or a row-major ([rows, cols]) copy of a transposed value
   int scalar(DType dt, double value);
   TVal joined(std::initializer_list<int> vs, DType dt) const;
   int arg(const ir::Op& op, size_t i);

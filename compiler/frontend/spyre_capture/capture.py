@@ -127,7 +127,7 @@ def _placeholder_runner(gm: torch.fx.GraphModule) -> Runner:
         return _eager_runner(gm)
 
     def run(inputs: list[torch.Tensor]) -> list[torch.Tensor]:
-        # A meta model's graph was traced on cpu (adapter._meta_as_cpu): answer on meta.
+        # A meta model's graph was traced on cpu (meta.meta_as_cpu): answer on meta.
         meta = any(isinstance(t, torch.Tensor) and t.is_meta for t in inputs)
         return [torch.empty_strided(v.shape, v.stride(), dtype=v.dtype,
                                     device="meta" if meta else v.device) for v in vals]

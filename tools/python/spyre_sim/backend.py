@@ -42,7 +42,6 @@ def _make_runner(ir: dict):
             # whose weights were never materialised). A timing-only run of a compiled program
             # depends on nothing else, so a repeat (the next decode step) is that same run:
             # with Session.reuse_timing it is not simulated again.
-            device = inputs[0].device if inputs else torch.device("cpu")
             if sess.reuse_timing and not trace and "out" in timing_runs:
                 out, reused = timing_runs["out"], True
             else:
@@ -60,8 +59,8 @@ def _make_runner(ir: dict):
         if reused:
             summary["reused"] = True
         sess.runs.append(summary)
-        if sess.timing_only and device.type == "meta":
-            results = [tensors.empty_like_binding(b, device) for b in out_bindings]
+        if sess.timing_only and inputs and inputs[0].device.type == "meta":
+            results = [tensors.empty_like_binding(b, inputs[0].device) for b in out_bindings]
         else:
             results = [tensors.from_storage(d, b) for d, b in zip(out["outputs"], out_bindings)]
         # Inputs the graph updates in place (a KV cache, `x.add_(y)`): the compiled graph must

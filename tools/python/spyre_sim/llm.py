@@ -51,6 +51,11 @@ def bundled_models() -> list[str]:
     return sorted(f[:-5] for f in os.listdir(MODELS_DIR) if f.endswith(".json"))
 
 
+def bundled_path(name: str) -> str:
+    """The config file of a bundled model name (llm_models/NAME.json)."""
+    return os.path.join(MODELS_DIR, name + ".json")
+
+
 def load_config(model: Any):
     """A transformers config from a bundled name, a config JSON file or a config object."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # configs only: never download
@@ -61,7 +66,7 @@ def load_config(model: Any):
     if not isinstance(model, str):
         raise LlmError(f"model: expected a name ({', '.join(bundled_models())}), a config JSON "
                        f"file, a transformers config or a causal-LM module, got {type(model).__name__}")
-    path = model if model.endswith(".json") else os.path.join(MODELS_DIR, model + ".json")
+    path = model if model.endswith(".json") else bundled_path(model)
     if not os.path.exists(path):
         raise LlmError(f"model {model!r}: " + (f"{path}: no such file" if model.endswith(".json")
                        else f"not a bundled model (known: {', '.join(bundled_models())}) "

@@ -154,8 +154,7 @@ def _llm_models(spec: Spec, m, where: str, torch_version: str) -> list:
     if not isinstance(ref, str):
         raise spec.error(m, "llm", where + ".llm", "expected a bundled model name ("
                          + ", ".join(llm_mod.bundled_models()) + ") or a config .json file")
-    path = spec.resolve(ref) if ref.endswith(".json") else os.path.join(llm_mod.MODELS_DIR,
-                                                                        ref + ".json")
+    path = spec.resolve(ref) if ref.endswith(".json") else llm_mod.bundled_path(ref)
     if not os.path.isfile(path):
         raise spec.error(m, "llm", where + ".llm", f"{ref}: " + (
             "no such file" if ref.endswith(".json") else "not a bundled model (known: "
