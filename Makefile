@@ -12,7 +12,7 @@ APT_PACKAGES := cmake g++ pkg-config libsystemc-dev libyaml-cpp-dev \
   chromium chromium-driver
 DEMO_OUT ?= spyre-sim-out/demo
 
-.PHONY: all deps venv build demo test test-cpp test-python format clean
+.PHONY: all deps venv build demo test test-cpp test-python test-opinfo format clean
 
 all: build
 
@@ -52,6 +52,11 @@ test-python: build
 	$(PY) -m pytest -q tests/python
 
 test: test-cpp test-python
+
+# PyTorch's OpInfo database, every sample in every chip dtype, against tests/opinfo/expected.json
+# (make test runs each op's first sample); about an hour on two cores.
+test-opinfo: build
+	$(PY) tests/opinfo/opinfo.py -j $(JOBS) --check
 
 format: deps
 	git ls-files -co --exclude-standard -- '*.cpp' '*.h' | xargs clang-format -i

@@ -140,9 +140,10 @@ Op load_op(const json& j, const std::string& node_where, size_t pos) {
   }
   if (op.op == "constant" || op.op == "masked") op.value = o.at("value");
   if (op.op == "indirect_indexing" && o.has_value("size")) op.value = o.integer("size");
+  // Results `<id>.<k>`: a Welford reduction's three, frexp's mantissa and exponent.
+  op.outputs = o.has_value("outputs") ? static_cast<int>(o.integer("outputs")) : 1;
   if (op.op == "reduction") {
     op.reduction_type = o.str("reduction_type");
-    op.outputs = o.has_value("outputs") ? static_cast<int>(o.integer("outputs")) : 1;
     if (op.args.empty()) o.fail("args", "expected the reduced value");
   }
   if (op.op == "to_dtype" && !op.dtype) o.fail("dtype", "missing (the target dtype)");
@@ -349,11 +350,16 @@ void reject_fallbacks(const nlohmann::json& j, const std::string& file) {
   if (!j.contains("nodes") || !j["nodes"].is_array()) return;
   std::set<std::string> lowered_tuples;
   for (const auto& n : j["nodes"]) {
-    if (!n.is_object() || n.value("kind", "") != "fallback") continue;
+    if (!n.is_object()) continue;
     auto text = [&](const char* k) {
       return n.contains(k) && n[k].is_string() ? n[k].get<std::string>() : std::string();
     };
-    if (select_lowers(text("op_overload"))) {
+    // An extern kernel without a result (layout null) only updates its inputs in place
+    // (aten.scatter_reduce_, index_put_): no lowering exists for any of them.
+    const bool in_place_extern =
+        n.value("kind", "") == "extern" && n.contains("layout") && n["layout"].is_null();
+    if (n.value("kind", "") != "fallback" && !in_place_extern) continue;
+    if (!in_place_extern && select_lowers(text("op_overload"))) {
       if (n.contains("outputs") && n["outputs"].is_array())
         for (const auto& o : n["outputs"])
           if (o.is_string()) lowered_tuples.insert(o.get<std::string>());
@@ -370,9 +376,13 @@ void reject_fallbacks(const nlohmann::json& j, const std::string& file) {
     std::string src = text("source");
     throw Error(file + ": node " + text("name") + " (" + (op.empty() ? "unknown op" : op) +
                     ", at " + (src.empty() ? "unknown source" : src) + ")",
-                "unsupported op: Inductor has no lowering for it and spyre-sim runs nothing on "
-                "the host (fallback kernel " +
-                    text("kernel") + ")");
+                in_place_extern
+                    ? "unsupported op: Inductor calls an ATen kernel that updates its inputs in "
+                      "place (" +
+                          text("kernel") + ") and spyre-sim runs nothing on the host"
+                    : "unsupported op: Inductor has no lowering for it and spyre-sim runs nothing "
+                      "on the host (fallback kernel " +
+                          text("kernel") + ")");
   }
 }
 }  // namespace

@@ -23,22 +23,91 @@ DType promote(DType a, DType b) {
 }
 
 const std::map<std::string, std::string>& unary_fns() {
-  static const std::map<std::string, std::string> m = {
-      {"neg", "neg"},       {"abs", "abs"},     {"relu", "relu"},   {"reciprocal", "reciprocal"},
-      {"square", "square"}, {"sqrt", "sqrt"},   {"rsqrt", "rsqrt"}, {"exp", "exp"},
-      {"log", "log"},       {"tanh", "tanh"},   {"erf", "erf"},     {"sigmoid", "sigmoid"},
-      {"floor", "floor"},   {"ceil", "ceil"},   {"sign", "sign"},   {"logical_not", "not"},
-      {"identity", "copy"}, {"log1p", "log1p"}, {"round", "round"}, {"sin", "sin"},
-      {"cos", "cos"},       {"trunc", "trunc"}};
+  static const std::map<std::string, std::string> m = {{"neg", "neg"},
+                                                       {"abs", "abs"},
+                                                       {"relu", "relu"},
+                                                       {"reciprocal", "reciprocal"},
+                                                       {"square", "square"},
+                                                       {"sqrt", "sqrt"},
+                                                       {"rsqrt", "rsqrt"},
+                                                       {"exp", "exp"},
+                                                       {"log", "log"},
+                                                       {"tanh", "tanh"},
+                                                       {"erf", "erf"},
+                                                       {"sigmoid", "sigmoid"},
+                                                       {"floor", "floor"},
+                                                       {"ceil", "ceil"},
+                                                       {"sign", "sign"},
+                                                       {"logical_not", "not"},
+                                                       {"identity", "copy"},
+                                                       {"log1p", "log1p"},
+                                                       {"round", "round"},
+                                                       {"sin", "sin"},
+                                                       {"cos", "cos"},
+                                                       {"trunc", "trunc"},
+                                                       {"expm1", "expm1"},
+                                                       {"log2", "log2"},
+                                                       {"log10", "log10"},
+                                                       {"exp2", "exp2"},
+                                                       {"tan", "tan"},
+                                                       {"asin", "asin"},
+                                                       {"acos", "acos"},
+                                                       {"atan", "atan"},
+                                                       {"sinh", "sinh"},
+                                                       {"cosh", "cosh"},
+                                                       {"asinh", "asinh"},
+                                                       {"acosh", "acosh"},
+                                                       {"atanh", "atanh"},
+                                                       {"erfc", "erfc"},
+                                                       {"erfinv", "erfinv"},
+                                                       {"lgamma", "lgamma"},
+                                                       {"i0", "i0"},
+                                                       {"modified_bessel_i0", "i0"},
+                                                       {"i0e", "i0e"},
+                                                       {"i1", "i1"},
+                                                       {"modified_bessel_i1", "i1"},
+                                                       {"i1e", "i1e"},
+                                                       {"bessel_j0", "bessel_j0"},
+                                                       {"bessel_j1", "bessel_j1"},
+                                                       {"bessel_y0", "bessel_y0"},
+                                                       {"bessel_y1", "bessel_y1"},
+                                                       {"modified_bessel_k0", "bessel_k0"},
+                                                       {"modified_bessel_k1", "bessel_k1"},
+                                                       {"scaled_modified_bessel_k0", "bessel_k0e"},
+                                                       {"scaled_modified_bessel_k1", "bessel_k1e"},
+                                                       {"spherical_bessel_j0", "sph_bessel_j0"},
+                                                       {"ndtri", "ndtri"},
+                                                       {"digamma", "digamma"},
+                                                       {"erfcx", "erfcx"}};
   return m;
 }
 const std::map<std::string, std::string>& binary_fns() {
-  static const std::map<std::string, std::string> m = {
-      {"add", "add"},         {"sub", "sub"},       {"mul", "mul"},     {"truediv", "div"},
-      {"div", "div"},         {"maximum", "max"},   {"minimum", "min"}, {"pow", "pow"},
-      {"logical_and", "and"}, {"logical_or", "or"}, {"lt", "lt"},       {"le", "le"},
-      {"gt", "gt"},           {"ge", "ge"},         {"eq", "eq"},       {"ne", "ne"},
-      {"and_", "and"},        {"or_", "or"}};
+  static const std::map<std::string, std::string> m = {{"add", "add"},
+                                                       {"sub", "sub"},
+                                                       {"mul", "mul"},
+                                                       {"truediv", "div"},
+                                                       {"div", "div"},
+                                                       {"maximum", "max"},
+                                                       {"minimum", "min"},
+                                                       {"pow", "pow"},
+                                                       {"logical_and", "and"},
+                                                       {"logical_or", "or"},
+                                                       {"lt", "lt"},
+                                                       {"le", "le"},
+                                                       {"gt", "gt"},
+                                                       {"ge", "ge"},
+                                                       {"eq", "eq"},
+                                                       {"ne", "ne"},
+                                                       {"and_", "and"},
+                                                       {"or_", "or"},
+                                                       {"atan2", "atan2"},
+                                                       {"hypot", "hypot"},
+                                                       {"copysign", "copysign"},
+                                                       {"fmod", "fmod"},
+                                                       {"remainder", "remainder"},
+                                                       {"logical_xor", "xor"},
+                                                       {"div_rn", "div"},
+                                                       {"floordiv", "floordiv"}};
   return m;
 }
 bool is_compare(const std::string& fn) {
@@ -340,6 +409,11 @@ void Builder::lower(const ir::Op& op) {
     val_[op.id] = scalar(compute_dtype(op_dtype(op, DType::F32)), constant_value(op.value, where_));
     return;
   }
+  if (op.op == "index_expr" && computed_expr_.count(op.index->expr)) {
+    val_[op.id] = convert(lower_tree(computed_expr_.at(op.index->expr)),
+                          compute_dtype(op_dtype(op, DType::I64)));
+    return;
+  }
   if (op.op == "index_expr") {
     const int a = access_of_.at("|" + op.index->expr);
     TVal t;
@@ -352,16 +426,18 @@ void Builder::lower(const ir::Op& op) {
   }
   if (op.op == "check_bounds") return;  // indices are valid by construction of the capture
   if (op.op == "bitwise_not" || op.op == "bitwise_and" || op.op == "bitwise_or" ||
-      op.op == "bitwise_xor") {
+      op.op == "bitwise_xor" || op.op == "bitwise_left_shift" || op.op == "bitwise_right_shift") {
     DType dt = op_dtype(op, p_.vals[static_cast<size_t>(arg(op, 0))].dt);
     if (is_float(dt)) fail(op, "bitwise op on a floating-point dtype");
     std::vector<int> a;
     for (size_t i = 0; i < op.args.size(); ++i) a.push_back(convert(arg(op, i), dt));
     const bool b = dt == DType::Bool;
-    const std::string fn = op.op == "bitwise_not"   ? (b ? "not" : "bitnot")
-                           : op.op == "bitwise_and" ? "bitand"
-                           : op.op == "bitwise_or"  ? "bitor"
-                                                    : "bitxor";
+    const std::string fn = op.op == "bitwise_not"          ? (b ? "not" : "bitnot")
+                           : op.op == "bitwise_and"        ? "bitand"
+                           : op.op == "bitwise_or"         ? "bitor"
+                           : op.op == "bitwise_xor"        ? "bitxor"
+                           : op.op == "bitwise_left_shift" ? "shl"
+                                                           : "shr";
     if (a.size() != (op.op == "bitwise_not" ? 1u : 2u)) fail(op, "wrong number of operands");
     int d = new_val(a.size() == 1 ? joined({a[0]}, dt) : joined({a[0], a[1]}, dt));
     emit(TOp{a.size() == 1 ? TOp::Unary : TOp::Binary, sfp_fn(fn), d, a, -1, 0});
@@ -370,6 +446,28 @@ void Builder::lower(const ir::Op& op) {
   }
   if (op.op == "to_dtype") {
     val_[op.id] = convert(arg(op, 0), *op.dtype);
+    return;
+  }
+  if (op.op == "isnan" || op.op == "isinf" || op.op == "signbit") {  // float in, bool out
+    DType dt = compute_dtype(p_.vals[static_cast<size_t>(arg(op, 0))].dt);
+    if (!is_float(dt)) dt = DType::F32;
+    const int a = convert(arg(op, 0), dt);
+    int d;
+    if (op.op == "isnan") {  // x != x
+      d = new_val(joined({a}, DType::Bool));
+      emit(TOp{TOp::Binary, isa::SfpFn::Ne, d, {a, a}, -1, 0});
+    } else if (op.op == "isinf") {  // |x| == inf
+      const int m = new_val(joined({a}, dt));
+      emit(TOp{TOp::Unary, isa::SfpFn::Abs, m, {a}, -1, 0});
+      const int inf = scalar(dt, std::numeric_limits<double>::infinity());
+      d = new_val(joined({m, inf}, DType::Bool));
+      emit(TOp{TOp::Binary, isa::SfpFn::Eq, d, {m, inf}, -1, 0});
+    } else {  // the sign bit as 0 / 1 in the float dtype, then bool
+      const int b = new_val(joined({a}, dt));
+      emit(TOp{TOp::Unary, isa::SfpFn::SignBit, b, {a}, -1, 0});
+      d = convert(b, DType::Bool);
+    }
+    val_[op.id] = d;
     return;
   }
   if (auto it = unary_fns().find(op.op); it != unary_fns().end()) {
@@ -389,6 +487,16 @@ void Builder::lower(const ir::Op& op) {
     int a = convert(a0, in_dt), b = convert(b0, in_dt);
     int d = new_val(joined({a, b}, is_compare(it->second) ? DType::Bool : in_dt));
     emit(TOp{TOp::Binary, sfp_fn(it->second), d, {a, b}, -1, 0});
+    val_[op.id] = d;
+    return;
+  }
+  if (op.op == "fma") {  // a * b + c: a multiply and an add (one rounding each, in fp32)
+    const DType dt = compute_dtype(op_dtype(op, DType::F32));
+    const int a = convert(arg(op, 0), dt), b = convert(arg(op, 1), dt), c = convert(arg(op, 2), dt);
+    const int m = new_val(joined({a, b}, dt));
+    emit(TOp{TOp::Binary, isa::SfpFn::Mul, m, {a, b}, -1, 0});
+    const int d = new_val(joined({m, c}, dt));
+    emit(TOp{TOp::Binary, isa::SfpFn::Add, d, {m, c}, -1, 0});
     val_[op.id] = d;
     return;
   }

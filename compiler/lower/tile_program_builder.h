@@ -73,6 +73,9 @@ class Builder {
   // of affine terms: reflection padding) is a gather at an index computed on the SFP from one
   // iota per variable. False when the index is not of that form.
   bool collect_computed(const ir::Op& op, bool masked);
+  // The tree of a FloorDiv / Mod / Abs / Min / Max index over the loop variables (an iota access
+  // per variable added), or nullopt when it is not one.
+  std::optional<IdxTree> index_tree(const std::string& expr);
   int64_t extent(const ir::Op& op) const;  // elements of op's buffer: valid indices [0, extent)
   int lower_tree(const IdxTree& t);
   // A copy of iota access `a` with column coefficient 0: its value at each row's first column.
@@ -170,7 +173,8 @@ class Builder {
     return (op.op == "load" ? "" : "!") + load_key(op, masked);
   }
   std::map<std::string, Indirect> indirect_;
-  std::map<std::string, IdxTree> computed_;  // load key -> index computed on the SFP
+  std::map<std::string, IdxTree> computed_;       // load key -> index computed on the SFP
+  std::map<std::string, IdxTree> computed_expr_;  // non-affine index_expr -> its tree
   std::vector<int> store_access_;
   size_t next_store_ = 0;
   std::map<int, int> load_val_;

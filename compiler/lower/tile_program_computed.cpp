@@ -117,13 +117,13 @@ struct TreeParser {
 
 }  // namespace
 
-bool Builder::collect_computed(const ir::Op& op, bool masked) {
+std::optional<IdxTree> Builder::index_tree(const std::string& expr) {
   std::string e;
-  for (char ch : op.index->expr)
+  for (char ch : expr)
     if (ch != ' ') e += ch;
   TreeParser tp{e};
   auto tree = tp.sum();
-  if (!tree || tp.p != e.size()) return false;
+  if (!tree || tp.p != e.size()) return std::nullopt;
   // Every name must be a loop variable; each gets an iota access (its value at the element).
   bool ok = true;
   std::function<void(IdxTree&)> resolve = [&](IdxTree& t) {
@@ -147,7 +147,13 @@ bool Builder::collect_computed(const ir::Op& op, bool masked) {
     t.access = access_of_.at(key);
   };
   resolve(*tree);
-  if (!ok) return false;
+  if (!ok) return std::nullopt;
+  return tree;
+}
+
+bool Builder::collect_computed(const ir::Op& op, bool masked) {
+  auto tree = index_tree(op.index->expr);
+  if (!tree) return false;
   const std::string key = load_key(op, masked);
   if (access_of_.count(key)) return true;
   access_of_[key] = static_cast<int>(p_.accesses.size());

@@ -63,6 +63,12 @@ void Builder::collect_accesses(const std::vector<ir::Op>& body, bool masked) {
     }
     if (op.op == "index_expr") {
       auto lin = op.index ? linear(*op.index) : std::nullopt;
+      if (!lin && op.index) {  // FloorDiv, Mod, Abs, Min, Max of the loop variables
+        if (auto tree = index_tree(op.index->expr)) {
+          computed_expr_[op.index->expr] = *tree;
+          continue;
+        }
+      }
       if (!lin)
         fail(op, "index_expr '" + (op.index ? op.index->expr : std::string()) +
                      "' is not affine in the loop variables");
@@ -91,6 +97,11 @@ void Builder::collect_accesses(const std::vector<ir::Op>& body, bool masked) {
     if (!lin)
       fail(op, "index '" + (op.index ? op.index->expr : std::string()) + "' of buffer " +
                    op.buffer + " is not affine in the loop variables");
+    // A load that walks a variable backwards (flip, rot90) is an element gather at the
+    // computed index: DMA moves whole ascending runs only.
+    const bool backwards =
+        std::any_of(lin->second.begin(), lin->second.end(), [](int64_t c) { return c < 0; });
+    if (backwards && op.op == "load" && collect_computed(op, masked)) continue;
     if (op.op == "load") {
       auto key = op.buffer + "|" + op.index->expr;
       if (access_of_.count(key)) continue;

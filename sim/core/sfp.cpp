@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 #include "spyre/arch/unit_timing.h"
 #include "spyre/sim/units.h"
@@ -42,6 +43,77 @@ bool is_compare(SfpFn f) { return isa::sfp_fn_info(f).cls == isa::SfpClass::Comp
 double nan_max(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); }
 double nan_min(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b); }
 
+// erf^-1(y): Giles' single-precision approximation ("Approximating the erfinv function", GPU
+// Computing Gems, 2011), then Newton steps on erf in double.
+double erfinv(double y) {
+  if (std::isnan(y) || y < -1.0 || y > 1.0) return NAN;
+  if (y == 1.0 || y == -1.0) return y * std::numeric_limits<double>::infinity();
+  double w = -std::log((1.0 - y) * (1.0 + y)), x;
+  if (w < 5.0) {
+    w -= 2.5;
+    x = 2.81022636e-08;
+    for (double c : {3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
+                     -0.00417768164, 0.246640727, 1.50140941})
+      x = x * w + c;
+  } else {
+    w = std::sqrt(w) - 3.0;
+    x = -0.000200214257;
+    for (double c : {0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
+                     0.00943887047, 1.00167406, 2.83297682})
+      x = x * w + c;
+  }
+  x *= y;
+  for (int i = 0; i < 3; ++i) x -= (std::erf(x) - y) / (M_2_SQRTPI * std::exp(-x * x));
+  return x;
+}
+
+// psi(x): the reflection psi(1 - x) - pi / tan(pi x) below 0.5, the recurrence up to 6, then the
+// asymptotic series (Abramowitz & Stegun 6.3.18). torch: -inf at 0, NaN at negative integers.
+double digamma(double x) {
+  if (std::isnan(x) || x == -std::numeric_limits<double>::infinity()) return NAN;
+  if (x == 0.0) return -std::numeric_limits<double>::infinity();
+  if (x < 0.0 && x == std::floor(x)) return NAN;
+  if (x < 0.5) return digamma(1.0 - x) - M_PI / std::tan(M_PI * x);
+  double r = 0.0;
+  for (; x < 6.0; x += 1.0) r -= 1.0 / x;
+  const double z = 1.0 / (x * x);
+  return r + std::log(x) - 0.5 / x -
+         z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132)))));
+}
+
+// exp(x^2) erfc(x); past 26, where erfc underflows, the asymptotic series (A&S 7.1.23).
+double erfcx(double x) {
+  if (x < 26.0) return std::exp(x * x) * std::erfc(x);
+  const double z = 1.0 / (2.0 * x * x);
+  return (1.0 - z * (1.0 - 3.0 * z * (1.0 - 5.0 * z))) / (x * std::sqrt(M_PI));
+}
+
+// The Bessel functions of <cmath> (C++17 special functions) on their domain x >= 0, extended
+// by parity (j0, i0 even; j1, i1 odd) or to torch's values outside it.
+template <class F>
+double bessel(F f, double x) {
+  try {
+    return f(x);
+  } catch (const std::exception&) {  // libstdc++ reports a failed convergence by throwing
+    return NAN;
+  }
+}
+double odd(double x, double v) { return x < 0.0 ? -v : v; }
+double second_kind(double x, double nu, bool modified) {  // y_nu, k_nu
+  if (std::isnan(x) || x < 0.0) return NAN;
+  if (x == 0.0) return (modified ? 1.0 : -1.0) * std::numeric_limits<double>::infinity();
+  if (std::isinf(x)) return 0.0;
+  return bessel(
+      [&](double a) { return modified ? std::cyl_bessel_k(nu, a) : std::cyl_neumann(nu, a); }, x);
+}
+double first_kind(double x, double nu, bool modified) {  // j_nu, i_nu of |x|
+  const double a = std::fabs(x);
+  if (std::isnan(x)) return NAN;
+  if (std::isinf(x)) return modified ? std::numeric_limits<double>::infinity() : 0.0;
+  return bessel(
+      [&](double v) { return modified ? std::cyl_bessel_i(nu, v) : std::cyl_bessel_j(nu, v); }, a);
+}
+
 double unary(SfpFn f, double x) {
   switch (f) {
     case SfpFn::Neg: return -x;
@@ -66,11 +138,61 @@ double unary(SfpFn f, double x) {
     case SfpFn::Cos: return std::cos(x);
     case SfpFn::Trunc: return std::trunc(x);
     case SfpFn::BitNot: return static_cast<double>(~static_cast<int64_t>(x));
+    case SfpFn::Expm1: return std::expm1(x);
+    case SfpFn::Log2: return std::log2(x);
+    case SfpFn::Log10: return std::log10(x);
+    case SfpFn::Exp2: return std::exp2(x);
+    case SfpFn::Tan: return std::tan(x);
+    case SfpFn::Asin: return std::asin(x);
+    case SfpFn::Acos: return std::acos(x);
+    case SfpFn::Atan: return std::atan(x);
+    case SfpFn::Sinh: return std::sinh(x);
+    case SfpFn::Cosh: return std::cosh(x);
+    case SfpFn::Asinh: return std::asinh(x);
+    case SfpFn::Acosh: return std::acosh(x);
+    case SfpFn::Atanh: return std::atanh(x);
+    case SfpFn::Erfc: return std::erfc(x);
+    case SfpFn::Erfinv: return erfinv(x);
+    case SfpFn::Lgamma: return std::lgamma(x);
+    case SfpFn::SignBit: return std::signbit(x) ? 1.0 : 0.0;
+    case SfpFn::I0: return first_kind(x, 0, true);
+    case SfpFn::I0e: return std::isinf(x) ? 0.0 : std::exp(-std::fabs(x)) * first_kind(x, 0, true);
+    case SfpFn::I1: return odd(x, first_kind(x, 1, true));
+    case SfpFn::I1e:
+      return std::isinf(x) ? odd(x, 0.0) : odd(x, std::exp(-std::fabs(x)) * first_kind(x, 1, true));
+    case SfpFn::BesselJ0: return first_kind(x, 0, false);
+    case SfpFn::BesselJ1: return odd(x, first_kind(x, 1, false));
+    case SfpFn::BesselY0: return second_kind(x, 0, false);
+    case SfpFn::BesselY1: return second_kind(x, 1, false);
+    case SfpFn::BesselK0: return second_kind(x, 0, true);
+    case SfpFn::BesselK1: return second_kind(x, 1, true);
+    case SfpFn::BesselK0e:
+      return x > 0.0 && !std::isinf(x) ? std::exp(x) * second_kind(x, 0, true)
+                                       : second_kind(x, 0, true);
+    case SfpFn::BesselK1e:
+      return x > 0.0 && !std::isinf(x) ? std::exp(x) * second_kind(x, 1, true)
+                                       : second_kind(x, 1, true);
+    case SfpFn::SphBesselJ0: return x == 0.0 ? 1.0 : std::isinf(x) ? 0.0 : std::sin(x) / x;
+    case SfpFn::Ndtri: return M_SQRT2 * erfinv(2.0 * x - 1.0);
+    case SfpFn::Digamma: return digamma(x);
+    case SfpFn::Erfcx: return erfcx(x);
     default: return x;  // copy
   }
 }
 
-double binary(SfpFn f, double a, double b) {
+// a << b or a >> b (arithmetic) in `bits`-bit two's complement, as torch: a shift by the
+// width or more gives 0, or -1 for a negative value shifted right.
+double shift(bool left, double a, double b, int bits) {
+  const auto v = static_cast<int64_t>(a), n = static_cast<int64_t>(b);
+  if (n < 0 || n >= bits) return !left && v < 0 ? -1.0 : 0.0;
+  if (!left) return static_cast<double>(v >> n);
+  const uint64_t u = static_cast<uint64_t>(v) << n;
+  const int pad = 64 - bits;  // sign-extend the low `bits` bits
+  return static_cast<double>(static_cast<int64_t>(u << pad) >> pad);
+}
+
+// `bits`: the width of the integer dtype the shifts work in.
+double binary(SfpFn f, double a, double b, int bits) {
   switch (f) {
     case SfpFn::Add: return a + b;
     case SfpFn::Sub: return a - b;
@@ -93,6 +215,19 @@ double binary(SfpFn f, double a, double b) {
       return static_cast<double>(static_cast<int64_t>(a) | static_cast<int64_t>(b));
     case SfpFn::BitXor:
       return static_cast<double>(static_cast<int64_t>(a) ^ static_cast<int64_t>(b));
+    case SfpFn::Atan2: return std::atan2(a, b);
+    case SfpFn::Hypot: return std::hypot(a, b);
+    case SfpFn::CopySign: return std::copysign(a, b);
+    case SfpFn::Fmod: return std::fmod(a, b);
+    case SfpFn::Remainder: {  // the divisor's sign, as Python's % (an exact zero keeps b's sign)
+      double r = std::fmod(a, b);
+      if (r != 0.0 && (r < 0.0) != (b < 0.0)) r += b;
+      return r == 0.0 ? std::copysign(0.0, b) : r;
+    }
+    case SfpFn::Xor: return ((a != 0.0) != (b != 0.0)) ? 1.0 : 0.0;
+    case SfpFn::FloorDiv: return std::floor(a / b);
+    case SfpFn::Shl:
+    case SfpFn::Shr: return shift(f == SfpFn::Shl, a, b, bits);
     default: return a;
   }
 }
@@ -159,9 +294,10 @@ void sfp_execute(uint8_t* lx, const isa::Instr& in) {
       auto f = static_cast<SfpFn>(in.get("fn"));
       Operand d = op(in, "dst", is_compare(f) ? DType::Bool : dt("dt"));
       Operand a = op(in, "a", dt("dt")), b = op(in, "b", dt("dt"));
+      const int bits = 8 * static_cast<int>(isa::dtype_size_bytes(dt("dt")));
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t c = 0; c < cols; ++c)
-          d.store(lx, r, c, binary(f, a.load(lx, r, c), b.load(lx, r, c)));
+          d.store(lx, r, c, binary(f, a.load(lx, r, c), b.load(lx, r, c), bits));
       return;
     }
     case Opcode::SfpSelect: {

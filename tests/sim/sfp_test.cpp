@@ -208,5 +208,124 @@ TEST(Sfp, ConvertsToAndFromFp8AndInt4) {
   EXPECT_EQ(lx[0], 0x40);
 }
 
+// The functions added for PyTorch's op coverage, computed in f32 on a row of inputs against
+// <cmath> (and the identities that define the ones <cmath> lacks).
+TEST(Sfp, MathFunctionsMatchTheirDefinitions) {
+  auto instr = [](const std::string& body) {
+    return program(1, ".core 0\n  " + body + "\n  halt\n").cores[0][0];
+  };
+  std::vector<uint8_t> lx(1 << 18, 0);
+  const std::vector<double> a = {-0.75, -0.0, 0.25, 0.5, 0.999, 3.5, -5.25};
+  const std::vector<double> b = {2.0, -1.5, -0.5, 0.2, 1.0, -2.0, 2.0};
+  const int n = static_cast<int>(a.size());
+  auto load = [&](int base, const std::vector<double>& v) {
+    for (int i = 0; i < n; ++i)
+      isa::store_element(lx.data() + base + 4 * i, isa::DType::F32, v[static_cast<size_t>(i)]);
+  };
+  auto out = [&](int i) { return isa::load_element(lx.data(), isa::DType::F32, i); };
+  load(65536, a);
+  load(131072, b);
+  auto f32 = [](double v) { return static_cast<double>(static_cast<float>(v)); };
+  const std::vector<std::pair<const char*, double (*)(double)>> unary = {
+      {"expm1", [](double x) { return std::expm1(x); }},
+      {"log2", [](double x) { return std::log2(x); }},
+      {"exp2", [](double x) { return std::exp2(x); }},
+      {"tan", [](double x) { return std::tan(x); }},
+      {"asin", [](double x) { return std::asin(x); }},
+      {"atanh", [](double x) { return std::atanh(x); }},
+      {"erfc", [](double x) { return std::erfc(x); }},
+      {"lgamma", [](double x) { return std::lgamma(x); }}};
+  for (const auto& [fn, ref] : unary) {
+    sfp_execute(lx.data(), instr(un(fn, "f32", 1, n)));
+    for (int i = 0; i < n; ++i) {
+      const double want = f32(ref(f32(a[static_cast<size_t>(i)])));  // of the f32 input
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(out(i))) << fn << " " << i;
+      } else {
+        EXPECT_EQ(out(i), want) << fn << " of " << a[static_cast<size_t>(i)];
+      }
+    }
+  }
+  // erfinv inverts erf to within the f32 result's rounding; +-inf at +-1, NaN outside.
+  sfp_execute(lx.data(), instr(un("erfinv", "f32", 1, n)));
+  for (int i = 0; i < 5; ++i)
+    EXPECT_NEAR(std::erf(out(i)), f32(a[static_cast<size_t>(i)]), 2e-7) << i;
+  EXPECT_TRUE(std::isnan(out(5)));
+  isa::store_element(lx.data() + 65536, isa::DType::F32, 1.0);
+  sfp_execute(lx.data(), instr(un("erfinv", "f32", 1, 1)));
+  EXPECT_EQ(out(0), std::numeric_limits<double>::infinity());
+  load(65536, a);
+  // signbit sees -0; remainder takes the divisor's sign, fmod the dividend's; xor is logical.
+  sfp_execute(lx.data(), instr(un("signbit", "f32", 1, n)));
+  EXPECT_EQ(out(0), 1.0);
+  EXPECT_EQ(out(1), 1.0);  // -0.0
+  EXPECT_EQ(out(2), 0.0);
+  sfp_execute(lx.data(), instr(bin("remainder", "f32", 1, n)));
+  EXPECT_EQ(out(0), 1.25);  // -0.75 mod 2
+  EXPECT_EQ(out(5), -0.5);  // 3.5 mod -2
+  EXPECT_EQ(out(6), 0.75);  // -5.25 mod 2
+  sfp_execute(lx.data(), instr(bin("fmod", "f32", 1, n)));
+  EXPECT_EQ(out(0), -0.75);
+  EXPECT_EQ(out(5), 1.5);
+  EXPECT_EQ(out(6), -1.25);
+  sfp_execute(lx.data(), instr(bin("atan2", "f32", 1, n)));
+  EXPECT_EQ(out(3), f32(std::atan2(0.5, 0.2)));
+  sfp_execute(lx.data(), instr(bin("hypot", "f32", 1, n)));
+  EXPECT_EQ(out(5), f32(std::hypot(3.5, -2.0)));
+  sfp_execute(lx.data(), instr(bin("copysign", "f32", 1, n)));
+  EXPECT_EQ(out(0), 0.75);
+  EXPECT_EQ(out(2), -0.25);
+  sfp_execute(lx.data(), instr(bin("xor", "f32", 1, n)));
+  EXPECT_EQ(out(0), 0.0);  // both nonzero
+  EXPECT_EQ(out(1), 1.0);  // -0 is zero, -1.5 is not
+  sfp_execute(lx.data(), instr(bin("floordiv", "f32", 1, n)));
+  EXPECT_EQ(out(0), -1.0);  // floor(-0.75 / 2)
+  EXPECT_EQ(out(5), -2.0);  // floor(3.5 / -2)
+
+  // The special functions: parity, torch's edge values and known values.
+  auto un1 = [&](const char* fn, double x) {
+    isa::store_element(lx.data() + 65536, isa::DType::F32, x);
+    sfp_execute(lx.data(), instr(un(fn, "f32", 1, 1)));
+    return out(0);
+  };
+  EXPECT_EQ(un1("i0", -1.5), f32(std::cyl_bessel_i(0.0, 1.5)));
+  EXPECT_EQ(un1("i1", -1.5), f32(-std::cyl_bessel_i(1.0, 1.5)));
+  EXPECT_EQ(un1("bessel_j1", -2.0), f32(-std::cyl_bessel_j(1.0, 2.0)));
+  EXPECT_EQ(un1("bessel_y0", 0.0), -std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::isnan(un1("bessel_y1", -1.0)));
+  EXPECT_EQ(un1("bessel_k0", 0.0), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(un1("bessel_k1e", 2.0), f32(std::exp(2.0) * std::cyl_bessel_k(1.0, 2.0)));
+  EXPECT_EQ(un1("sph_bessel_j0", 0.0), 1.0);
+  EXPECT_NEAR(un1("digamma", 1.0), -0.5772156649015329, 1e-7);  // -Euler's gamma
+  EXPECT_NEAR(un1("digamma", -0.5), 0.03648997397857652, 1e-7);
+  EXPECT_EQ(un1("digamma", 0.0), -std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::isnan(un1("digamma", -2.0)));
+  EXPECT_NEAR(un1("ndtri", 0.975), 1.959963984540054, 1e-6);
+  EXPECT_NEAR(un1("erfcx", 30.0), 0.01879588886141675, 1e-9);  // scipy.special.erfcx(30)
+  EXPECT_NEAR(un1("erfcx", 1.0), std::exp(1.0) * std::erfc(1.0), 1e-7);
+}
+
+TEST(Sfp, IntegerShiftsFollowTorch) {
+  auto instr = [](const std::string& body) {
+    return program(1, ".core 0\n  " + body + "\n  halt\n").cores[0][0];
+  };
+  std::vector<uint8_t> lx(1 << 18, 0);
+  const int32_t a[4] = {5, -8, 1, -1}, b[4] = {2, 1, 40, 70};
+  for (int i = 0; i < 4; ++i) {
+    isa::store_element(lx.data() + 65536, isa::DType::I32, i, a[i]);
+    isa::store_element(lx.data() + 131072, isa::DType::I32, i, b[i]);
+  }
+  auto at = [&](int i) { return isa::load_element(lx.data(), isa::DType::I32, i); };
+  sfp_execute(lx.data(), instr(bin("shl", "i32", 1, 4)));
+  EXPECT_EQ(at(0), 20.0);
+  EXPECT_EQ(at(1), -16.0);
+  EXPECT_EQ(at(2), 0.0);  // 40 >= 32 bits of an int32
+  EXPECT_EQ(at(3), 0.0);
+  sfp_execute(lx.data(), instr(bin("shr", "i32", 1, 4)));
+  EXPECT_EQ(at(0), 1.0);
+  EXPECT_EQ(at(1), -4.0);  // arithmetic
+  EXPECT_EQ(at(3), -1.0);  // a negative value shifted out
+}
+
 }  // namespace
 }  // namespace spyre::sim

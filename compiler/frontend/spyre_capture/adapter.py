@@ -277,13 +277,26 @@ def _reject_symbolic(inputs: Sequence[Any]) -> None:
 
 
 def _dtype(dtype: torch.dtype | None) -> str | None:
-    return None if dtype is None else str(dtype).removeprefix("torch.")
+    if dtype is not None and dtype.is_complex:
+        raise CaptureError(f"a {_dtype_name(dtype)} tensor in the graph: the chip has no complex "
+                           "dtype (FFTs and complex arithmetic do not run on it)")
+    return None if dtype is None else _dtype_name(dtype)
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
 
 
 def _int(x: Any, what: str) -> int:
     try:
         return int(x)
     except TypeError as e:
+        expr = x.node.expr if isinstance(x, torch.SymInt) else x
+        if any(str(s).startswith("u") for s in getattr(expr, "free_symbols", ())):  # unbacked
+            raise CaptureError(
+                f"the {what} {x!r} depends on the values of a tensor (nonzero, unique, "
+                "masked_select, ...): the chip's programs need every size known at compile time"
+            ) from e
         raise CaptureError(
             f"symbolic {what} {x!r} in the captured graph; call torch.compile(..., dynamic=False)."
         ) from e
@@ -399,7 +412,9 @@ def _node_buffer(node: Any) -> dict:
     if isinstance(layout, ir.MutationLayoutSHOULDREMOVE):
         target = layout.get_buffer()
         return _buffer(node.get_name(), "view", target.get_layout(), target.get_name())
-    if isinstance(layout, ir.MultiOutputLayout):  # a fallback's tuple; MultiOutputs hold tensors
+    # A fallback's tuple (MultiOutputs hold its tensors), or nothing at all (an extern kernel
+    # that only updates its inputs in place: scatter_add_, index_put_).
+    if isinstance(layout, (ir.MultiOutputLayout, ir.NoneLayout)):
         return {"name": node.get_name(), "kind": "intermediate", "dtype": None, "size": [],
                 "stride": [], "offset": 0, "view_of": None}
     return _buffer(node.get_name(), "intermediate", layout)
@@ -670,6 +685,11 @@ class _Recorder(DefaultHandler):
 
     def output(self, *args: Any) -> None:
         pass
+
+    def frexp(self, x: Any) -> tuple[_Value, _Value]:
+        """Inductor's one pointwise op with two results: (mantissa, exponent)."""
+        v = self._emit("frexp", [x], getattr(x, "dtype", None), outputs=2)
+        return _Value(f"{v.name}.0", v.dtype), _Value(f"{v.name}.1", torch.int32)
 
     def _default(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Value:
         try:
