@@ -86,6 +86,20 @@ void check_layout(const Obj& o, const std::vector<int64_t>& size,
   for (auto s : size)
     if (s < 0) o.fail("size", "expected sizes >= 0");
   if (offset < 0) o.fail("offset", "expected offset >= 0");
+  // Element count and storage extent (offset + sum (size - 1) |stride| + 1) in bytes, at the
+  // widest element (8 bytes), must fit in 64 bits: every later size computation relies on it.
+  int64_t numel = 1, extent = offset, bytes = 0;
+  bool overflow = false;
+  for (size_t d = 0; d < size.size(); ++d) {
+    int64_t step = 0;
+    const int64_t st = stride[d] < 0 ? -stride[d] : stride[d];
+    overflow = overflow || __builtin_mul_overflow(numel, size[d], &numel) ||
+               (size[d] > 0 && (__builtin_mul_overflow(size[d] - 1, st, &step) ||
+                                __builtin_add_overflow(extent, step, &extent)));
+  }
+  overflow = overflow || __builtin_add_overflow(extent, 1, &extent) ||
+             __builtin_mul_overflow(extent, 8, &bytes);
+  if (overflow) o.fail("size", "the tensor's byte count overflows 64 bits");
 }
 
 TensorView load_view(const Obj& o, bool with_buffer) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "spyre/arch/unit_timing.h"
@@ -158,9 +159,7 @@ int64_t ArchConfig::ns_to_cycles(double ns) const {
 void ArchConfig::set(const std::string& key, const std::string& value) {
   auto it = accessors().find(key);
   if (it == accessors().end()) {
-    std::string hint;
-    for (const auto& p : param_table())
-      if (p.key.find(key.substr(key.rfind('.') + 1)) != std::string::npos) hint = p.key;
+    const std::string hint = nearest_param(key);
     throw Error(key, "unknown architecture parameter" +
                          (hint.empty() ? std::string(" (see `spyre-sim arch show`)")
                                        : " (did you mean " + hint + "?)"));
@@ -174,7 +173,55 @@ std::string ArchConfig::get_text(const std::string& key) const {
   return it->second.get(*this);
 }
 
+namespace {
+// The range a parameter's unit implies (params.def declares the unit beside the default):
+// amounts (counts, sizes, rates, widths, factors) must be positive, times (cycles, ns) must not
+// be negative, fractions lie in [0, 1). The few amounts that may be zero are listed.
+void check_unit_range(const ParamInfo& p, double v) {
+  static const std::set<std::string> times = {"cycles", "ns"};
+  static const std::set<std::string> zero_ok = {"lx.reserve_bytes", "dram.write_low",
+                                                "dram.bank_xor"};
+  if (times.count(p.unit)) {
+    if (v < 0) throw Error(p.key, "must not be negative, got " + fmt_value(v));
+  } else if (p.unit == "fraction") {
+    if (v < 0 || v >= 1) throw Error(p.key, "must be in [0, 1), got " + fmt_value(v));
+  } else if (zero_ok.count(p.key) ? v < 0 : !(v > 0)) {
+    throw Error(p.key,
+                std::string(zero_ok.count(p.key) ? "must not be negative" : "must be positive") +
+                    ", got " + fmt_value(v));
+  }
+}
+
+// Levenshtein distance, for the nearest known key of a misspelt one.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+}  // namespace
+
+std::string nearest_param(const std::string& key) {
+  std::string best;
+  size_t best_d = std::string::npos;
+  for (const auto& p : param_table()) {
+    const size_t d = edit_distance(key, p.key);
+    if (d < best_d) best_d = d, best = p.key;
+  }
+  return best_d <= std::max<size_t>(3, key.size() / 3) ? best : std::string();
+}
+
 void ArchConfig::validate() const {
+  for (const auto& p : param_table())
+    if (p.type != "string") check_unit_range(p, std::stod(get_text(p.key)));
   auto positive = [](const char* key, double v) {
     if (!(v > 0)) throw Error(key, "must be positive, got " + fmt_value(v));
   };
@@ -190,6 +237,12 @@ void ArchConfig::validate() const {
   positive("sfp.transcendental_factor", static_cast<double>(sfp_transcendental_factor));
   positive("lx.size_bytes", static_cast<double>(lx_size_bytes));
   positive("lx.stick_bytes", static_cast<double>(stick_bytes));
+  if (lx_size_bytes < stick_bytes)
+    throw Error("lx.size_bytes",
+                "must hold at least one stick (lx.stick_bytes = " + std::to_string(stick_bytes) +
+                    "), got " + std::to_string(lx_size_bytes));
+  if (dram_write_low >= dram_write_high)
+    throw Error("dram.write_low", "must be below dram.write_high");
   if (lx_reserve_bytes < 0 || lx_reserve_bytes >= lx_size_bytes)
     throw Error("lx.reserve_bytes", "must be in [0, lx.size_bytes)");
   if (lx_backend_reserve_fraction < 0 || lx_backend_reserve_fraction >= 1)

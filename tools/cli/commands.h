@@ -1,6 +1,7 @@
 #pragma once
 // The spyre-sim subcommands. Each returns the process exit status: 0 ok, 1 a failed check,
 // 2 bad input (spyre::Error and friends are turned into 2 by main()).
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -44,5 +45,10 @@ struct ModelRun {
   std::string torch_version;  // torch.__version__ of the run
 };
 ModelRun run_model_file(const RunArgs& a, const std::string& trace, const std::string& out);
+
+// The user's own model file raised while it was run: what() is its traceback (exit status 1).
+struct ModelFileRaised : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 }  // namespace spyre::cli

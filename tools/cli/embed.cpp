@@ -64,6 +64,7 @@ ModelRun run_model_file(const RunArgs& a, const std::string& trace, const std::s
     }
     std::string type = py::str(e.type().attr("__name__"));
     std::string msg = py::str(e.value());
+    if (type == "ModelFileRaised") throw ModelFileRaised(msg);
     bool ours = type == "SpyreError" || type == "CaptureError" || type == "UnsupportedTorch" ||
                 type == "ModelFileError";
     throw Error(ours ? "" : a.target,

@@ -119,6 +119,10 @@ int dispatch(int argc, char** argv) {
     if (doc->parsed()) return isa_doc_command();
     for (const auto& [sub, module] : python)
       if (sub->parsed()) return python_command(module, sub->remaining(), command, debug);
+  } catch (const ModelFileRaised& e) {
+    std::fflush(stdout);
+    std::cerr << "spyre-sim: the model file raised an exception:\n" << e.what();
+    return 1;
   } catch (const spyre::Error& e) {
     std::fflush(stdout);
     std::cerr << "spyre-sim: error: " << e.what() << "\n";

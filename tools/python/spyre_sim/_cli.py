@@ -3,10 +3,15 @@
 import json
 import os
 import runpy
+import traceback
 
 
 class ModelFileError(Exception):
     pass
+
+
+class ModelFileRaised(Exception):
+    """The model file itself raised; the message is its traceback from the file's first frame."""
 
 
 def run_model_file(path, arch, sets, trace, out, timing_only, trace_filter=""):
@@ -17,7 +22,14 @@ def run_model_file(path, arch, sets, trace, out, timing_only, trace_filter=""):
 
     if not os.path.exists(path):
         raise ModelFileError(f"{path}: no such file")
-    namespace = runpy.run_path(path, run_name="__spyre_model__")
+    try:
+        namespace = runpy.run_path(path, run_name="__spyre_model__")
+    except Exception as e:  # noqa: BLE001 - the user's code: show them their traceback
+        tb = traceback.TracebackException.from_exception(e)
+        mine = os.path.abspath(path)
+        first = next((i for i, f in enumerate(tb.stack) if os.path.abspath(f.filename) == mine), 0)
+        tb.stack = traceback.StackSummary.from_list(tb.stack[first:])
+        raise ModelFileRaised("".join(tb.format())) from None
     for name in ("model", "example_inputs"):
         if name not in namespace:
             raise ModelFileError(f"{path}: defines no `{name}` (a model file defines `model` "

@@ -36,6 +36,8 @@ struct ArchConfig {
 };
 
 const std::vector<ParamInfo>& param_table();
+// The known parameter closest to a misspelt key (edit distance), or "" when none is close.
+std::string nearest_param(const std::string& key);
 std::vector<std::string> preset_names();  // "spyre" and the YAML files beside it
 
 // NAME (built-in or preset) or a path to a YAML file; then each "key=value" of `sets`.
