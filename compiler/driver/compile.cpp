@@ -58,6 +58,32 @@ std::string kernel_name(const ir::Node& n) {
   return n.name + "_" + tail;
 }
 
+int64_t numel(const std::vector<int64_t>& size) {
+  int64_t n = 1;
+  for (auto s : size) n *= s;
+  return n;
+}
+
+// Zero-size tensors (OpInfo's empty samples, a slice of length 0): a node none of whose outputs
+// holds an element computes nothing and is dropped. One that produces elements from an empty
+// operand (a sum over zero elements, a matmul with K = 0) is refused by name.
+void drop_empty_nodes(ir::Graph& g) {
+  std::vector<ir::Node> kept;
+  for (auto& n : g.nodes) {
+    bool produces = n.outputs.empty();
+    for (const auto& o : n.outputs) produces = produces || numel(g.buffer(o).size) > 0;
+    if (!produces) continue;
+    bool empty_in = numel(n.reduce_sizes) == 0;
+    for (const auto& t : n.inputs) empty_in = empty_in || numel(t.size) == 0;
+    if (empty_in)
+      throw Error(g.file + ": " + ir::describe(n),
+                  "unsupported: a non-empty result from an operand with zero elements (a "
+                  "reduction or matmul over an empty dimension)");
+    kept.push_back(std::move(n));
+  }
+  g.nodes = std::move(kept);
+}
+
 std::string role_of(const ir::Graph& g, const ir::Buffer& b) {
   for (const auto& o : g.outputs)
     if (&g.storage_of(o.buffer) == &b) return "output";
@@ -326,6 +352,7 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& chip,
   if (ibm) effective.fusion = false;
   const CompileContext ctx(effective);
   ir::Graph loaded = ir::load_ir(j, file);
+  drop_empty_nodes(loaded);
   const std::vector<ColumnReduction> columns = transpose_column_reductions(loaded);
   const std::vector<SplitReduction> splits =
       split_reductions(loaded, cfg, SplitReductionOptions{opts.split_reduction});

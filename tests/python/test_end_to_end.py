@@ -85,3 +85,19 @@ def test_graph_breaks_compile_and_run_every_subgraph():
     assert r.outputs_match is True, str(r)
     # Device time adds up over the subgraph runs.
     assert r.cycles == sum(st["chip"]["cycles"] for st in r.summary["stats"]["subgraphs"])
+
+
+def test_empty_tensors_compute_nothing_and_empty_reductions_are_refused():
+    import pytest
+
+    from spyre_sim._core import core
+
+    a = torch.randn(0, 5, dtype=torch.float16)
+    b = torch.randn(5, 10, dtype=torch.float16)
+    r = spyre_sim.run(lambda x, y: torch.mm(x, y) + 1, (a, b))
+    assert r.outputs_match is True and tuple(r.outputs.shape) == (0, 10)
+    # A matmul with K = 0 has a non-empty result from empty operands: refused by name (it
+    # used to stop the compiler with a division by zero).
+    with pytest.raises(core.SpyreError, match="aten.mm.*zero elements"):
+        spyre_sim.run(torch.mm, (torch.randn(3, 0, dtype=torch.float16),
+                                 torch.randn(0, 4, dtype=torch.float16)))

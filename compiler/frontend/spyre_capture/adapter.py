@@ -231,9 +231,17 @@ def compile_with_capture(
             ir_dict = _build_trivial_ir(eager_gm, inputs, name, static_idxs)
         return BoxedRunner(on_graph(ir_dict, eager_gm))
 
-    with capture_context():
-        return compile_fx(gm, list(example_inputs), inner_compile=inner_compile,
-                          decompositions=capture_decompositions())
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+
+    try:
+        with capture_context():
+            return compile_fx(gm, list(example_inputs), inner_compile=inner_compile,
+                              decompositions=capture_decompositions())
+    except GuardOnDataDependentSymNode as e:  # a decomposition needs a tensor's values
+        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        raise CaptureError(
+            "a size or index depends on the values of a tensor (" + first + "): the chip's "
+            "programs need every size known at compile time") from e
 
 
 def clear_graph_breaks() -> None:
