@@ -21,6 +21,12 @@ namespace spyre::compiler::tile_program_detail {
 
 using isa::DType;
 
+// Inductor's one-instruction unary and binary ops: name -> SFP function name
+// (tile_program_fns.cpp); is_compare: whether that SFP function writes bool.
+const std::map<std::string, std::string>& unary_fns();
+const std::map<std::string, std::string>& binary_fns();
+bool is_compare(const std::string& fn);
+
 // A piecewise-affine index (Abs, Min, Max of affine terms) as a tree; see collect_computed.
 struct IdxTree {
   enum Kind { Const, Var, Add, Mul, Abs, Min, Max, FloorDiv, Mod } kind = Const;
