@@ -114,6 +114,14 @@ double first_kind(double x, double nu, bool modified) {  // j_nu, i_nu of |x|
       [&](double v) { return modified ? std::cyl_bessel_i(nu, v) : std::cyl_bessel_j(nu, v); }, a);
 }
 
+double i_scaled(double x, double nu) {  // exp(-|x|) i_nu(|x|); 0 at +-inf
+  return std::isinf(x) ? 0.0 : std::exp(-std::fabs(x)) * first_kind(x, nu, true);
+}
+double k_scaled(double x, double nu) {  // exp(x) k_nu(x) where x is positive and finite
+  const double k = second_kind(x, nu, true);
+  return x > 0.0 && !std::isinf(x) ? std::exp(x) * k : k;
+}
+
 double unary(SfpFn f, double x) {
   switch (f) {
     case SfpFn::Neg: return -x;
@@ -156,22 +164,17 @@ double unary(SfpFn f, double x) {
     case SfpFn::Lgamma: return std::lgamma(x);
     case SfpFn::SignBit: return std::signbit(x) ? 1.0 : 0.0;
     case SfpFn::I0: return first_kind(x, 0, true);
-    case SfpFn::I0e: return std::isinf(x) ? 0.0 : std::exp(-std::fabs(x)) * first_kind(x, 0, true);
+    case SfpFn::I0e: return i_scaled(x, 0);
     case SfpFn::I1: return odd(x, first_kind(x, 1, true));
-    case SfpFn::I1e:
-      return std::isinf(x) ? odd(x, 0.0) : odd(x, std::exp(-std::fabs(x)) * first_kind(x, 1, true));
+    case SfpFn::I1e: return odd(x, i_scaled(x, 1));
     case SfpFn::BesselJ0: return first_kind(x, 0, false);
     case SfpFn::BesselJ1: return odd(x, first_kind(x, 1, false));
     case SfpFn::BesselY0: return second_kind(x, 0, false);
     case SfpFn::BesselY1: return second_kind(x, 1, false);
     case SfpFn::BesselK0: return second_kind(x, 0, true);
     case SfpFn::BesselK1: return second_kind(x, 1, true);
-    case SfpFn::BesselK0e:
-      return x > 0.0 && !std::isinf(x) ? std::exp(x) * second_kind(x, 0, true)
-                                       : second_kind(x, 0, true);
-    case SfpFn::BesselK1e:
-      return x > 0.0 && !std::isinf(x) ? std::exp(x) * second_kind(x, 1, true)
-                                       : second_kind(x, 1, true);
+    case SfpFn::BesselK0e: return k_scaled(x, 0);
+    case SfpFn::BesselK1e: return k_scaled(x, 1);
     case SfpFn::SphBesselJ0: return x == 0.0 ? 1.0 : std::isinf(x) ? 0.0 : std::sin(x) / x;
     case SfpFn::Ndtri: return M_SQRT2 * erfinv(2.0 * x - 1.0);
     case SfpFn::Digamma: return digamma(x);

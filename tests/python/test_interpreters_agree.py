@@ -53,10 +53,6 @@ def _inputs(ir):
     return out
 
 
-def _number(v):
-    return float(v) if not isinstance(v, str) else float(v)  # "nan", "inf", "-inf"
-
-
 def _disagreement(ir, cpp_ir, tmp_path):
     """None when ir_eval on `ir` and ir_interp on `cpp_ir` give the same outputs on the same
     inputs, else what differs."""
@@ -75,7 +71,7 @@ def _disagreement(ir, cpp_ir, tmp_path):
     if len(got) != len(want):
         return f"{len(got)} outputs, ir_eval gives {len(want)}"
     for i, (g, w) in enumerate(zip(got, want)):
-        g = torch.tensor([_number(v) for v in g], dtype=torch.float64)
+        g = torch.tensor([float(v) for v in g], dtype=torch.float64)  # "nan", "inf" too
         w = w.double().flatten()
         if g.shape != w.shape:
             return f"output {i}: {g.shape} vs {w.shape}"
