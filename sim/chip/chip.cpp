@@ -5,10 +5,8 @@
 
 namespace spyre::sim {
 
-Chip::Chip(Env& env, DeviceMemory& dram_image)
+Chip::Chip(Env& env, const std::function<MemPort&(int, bool)>& port_of)
     : env_(env),
-      dram_image_(dram_image),
-      dram_(make_dram(env.cfg.dram_impl, env)),
       ring_(env.cfg, &env.sched),
       reduce_ring_(env.cfg, &env.sched),
       active_cores_(static_cast<int>(env.program.num_cores)),
@@ -18,7 +16,8 @@ Chip::Chip(Env& env, DeviceMemory& dram_image)
     ring_.set_trace(env.trace, "ring", kTraceWindowCycles);
     reduce_ring_.set_trace(env.trace, "reduce_ring", kTraceWindowCycles);
   }
-  for (int c = 0; c < env.cfg.cores; ++c) cores_.push_back(std::make_unique<Core>(env, *this, c));
+  for (int c = 0; c < env.cfg.cores; ++c)
+    cores_.push_back(std::make_unique<Core>(env, *this, c, port_of(c, false), port_of(c, true)));
 }
 
 void Chip::start() {
@@ -46,7 +45,6 @@ void Chip::signal(int from, int to, int64_t tok, FlowSrc src) {
 
 void Chip::finish_trace() {
   if (!env_.trace) return;
-  dram_->finish_trace();
   ring_.finish_trace();
   reduce_ring_.finish_trace();
 }
@@ -93,7 +91,7 @@ std::vector<KernelStats> Chip::kernel_stats() const {
   return out;
 }
 
-nlohmann::json Chip::stats(Cycle cycles) const {
+nlohmann::json Chip::stats(Cycle cycles, nlohmann::json dram) const {
   using nlohmann::json;
   json cores = json::array();
   json totals = {{"pt", 0}, {"sfp", 0}, {"dma_in", 0}, {"dma_out", 0}, {"ring", 0}};
@@ -129,7 +127,7 @@ nlohmann::json Chip::stats(Cycle cycles) const {
             {"num_cores", n},
             {"program_cores", active_cores_},
             {"barriers", barriers_},
-            {"dram", dram_->stats()},
+            {"dram", std::move(dram)},
             {"ring", ring_.stats()},
             {"reduce_ring", reduce_ring_.stats()},
             {"cores", std::move(cores)},

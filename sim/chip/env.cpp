@@ -1,6 +1,7 @@
 #include "spyre/sim/env.h"
 
 #include "spyre/error.h"
+#include "spyre/sim/report.h"
 
 namespace spyre::sim {
 
@@ -43,9 +44,9 @@ ByteRange element_range(int64_t base, const std::vector<Dim>& dims_in_elements, 
 void check_range(const ByteRange& r, int64_t limit, const char* space, const InstrRef& at) {
   if (r.empty()) return;
   if (r.lo >= 0 && r.hi <= limit) return;
-  throw Error(at.where(), std::string(space) + " access [" + std::to_string(r.lo) + ", " +
-                              std::to_string(r.hi) + ") is outside the " + space + " of " +
-                              std::to_string(limit) + " bytes");
+  SPYRE_FAIL("spyre/core/instr", at.where(),
+             std::string(space) + " access [" + std::to_string(r.lo) + ", " + std::to_string(r.hi) +
+                 ") is outside the " + space + " of " + std::to_string(limit) + " bytes");
 }
 
 std::string operand_summary(const isa::Instr& in) {

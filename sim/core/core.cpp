@@ -5,6 +5,7 @@
 
 #include "spyre/error.h"
 #include "spyre/sim/chip.h"
+#include "spyre/sim/report.h"
 #include "spyre/sim/units.h"
 
 namespace spyre::sim {
@@ -26,7 +27,7 @@ std::vector<Dim> dma_dims(const isa::Instr& in, const char* side) {
 }
 }  // namespace
 
-Core::Core(Env& env, Chip& chip, int id)
+Core::Core(Env& env, Chip& chip, int id, MemPort& dram_in, MemPort& dram_out)
     : env_(env),
       chip_(chip),
       id_(id),
@@ -34,9 +35,9 @@ Core::Core(Env& env, Chip& chip, int id)
                   ? &env.program.cores[static_cast<size_t>(id)]
                   : &kNoInstrs),
       lx_(env.cfg),
-      dma_in_(std::make_unique<DmaEngine>(env, chip.dram(), id, false, chip.ring(),
+      dma_in_(std::make_unique<DmaEngine>(env, dram_in, id, false, chip.ring(),
                                           [&chip](int c) -> Lx& { return chip.core(c).lx(); })),
-      dma_out_(std::make_unique<DmaEngine>(env, chip.dram(), id, true, chip.ring(),
+      dma_out_(std::make_unique<DmaEngine>(env, dram_out, id, true, chip.ring(),
                                            [&chip](int c) -> Lx& { return chip.core(c).lx(); })),
       loops_(isa::analyse_loops(*stream_, static_cast<size_t>(id))),
       cursor_(loops_) {
@@ -165,7 +166,8 @@ void Core::pump(int q) {
     const Slot& e = s.entries.front();
     const isa::Instr& in = e.in;
     if ((in.op == Opcode::Signal || in.op == Opcode::Wait) && in.get("tok") < 0)
-      throw Error(ref(e).where(), "token " + std::to_string(in.get("tok")) + " is negative");
+      SPYRE_FAIL("spyre/core/instr", ref(e).where(),
+                 "token " + std::to_string(in.get("tok")) + " is negative");
     if (in.op == Opcode::Signal) {
       const int64_t core = in.get("core"), tok = in.get("tok");
       s.entries.pop_front();
@@ -228,11 +230,12 @@ void Core::check_bounds(const Slot& e) const {
   if (in.op == Opcode::DmaGather || in.op == Opcode::DmaScatter) {
     const int64_t n = in.get("n"), bytes = in.get("bytes");
     const int64_t isz = in.get("idt") == static_cast<int64_t>(isa::DType::I32) ? 4 : 8;
-    if (n < 0) throw Error(at.where(), "operand n=" + std::to_string(n) + " is negative");
+    if (n < 0)
+      SPYRE_FAIL("spyre/core/instr", at.where(), "operand n=" + std::to_string(n) + " is negative");
     if (in.get("idt") != static_cast<int64_t>(isa::DType::I32) &&
         in.get("idt") != static_cast<int64_t>(isa::DType::I64))
-      throw Error(at.where(), "operand idt=" + std::to_string(in.get("idt")) +
-                                  " is not int64 (5) or int32 (4)");
+      SPYRE_FAIL("spyre/core/instr", at.where(),
+                 "operand idt=" + std::to_string(in.get("idt")) + " is not int64 (5) or int32 (4)");
     if (n == 0 || bytes <= 0) return;
     check_range(strided_range(in.get("idx"), {}, n * isz), lx_size, "LX", at);
     check_range(strided_range(in.get("lx"), {{n, in.get("lx_stride")}}, bytes), lx_size, "LX", at);
@@ -241,8 +244,9 @@ void Core::check_bounds(const Slot& e) const {
     const std::vector<int64_t> idx = index_vector(const_cast<Lx&>(lx_).data(), in);
     for (size_t j = 0; j < idx.size(); ++j) {
       if (idx[j] < 0 || idx[j] >= in.get("limit"))
-        throw Error(at.where(), "index " + std::to_string(j) + " = " + std::to_string(idx[j]) +
-                                    " is outside [0, " + std::to_string(in.get("limit")) + ")");
+        SPYRE_FAIL("spyre/core/instr", at.where(),
+                   "index " + std::to_string(j) + " = " + std::to_string(idx[j]) +
+                       " is outside [0, " + std::to_string(in.get("limit")) + ")");
       check_range(strided_range(in.get("dram") + idx[j] * in.get("dram_stride"), {}, bytes),
                   dram_size, "DRAM", at);
     }
@@ -250,7 +254,8 @@ void Core::check_bounds(const Slot& e) const {
     const bool load = in.op == Opcode::DmaLoad;
     const int64_t bytes = in.get("bytes");
     if (in.get("outer") < 0)
-      throw Error(at.where(), "operand outer=" + std::to_string(in.get("outer")) + " is negative");
+      SPYRE_FAIL("spyre/core/instr", at.where(),
+                 "operand outer=" + std::to_string(in.get("outer")) + " is negative");
     ByteRange d = strided_range(in.get("dram"), dma_dims(in, "dram"), bytes);
     ByteRange l = strided_range(in.get("lx"), dma_dims(in, "lx"), bytes);
     check_range(load ? d : l, load ? dram_size : lx_size, load ? "DRAM" : "LX", at);
@@ -259,18 +264,20 @@ void Core::check_bounds(const Slot& e) const {
       const auto mask = static_cast<uint64_t>(in.get("mcast"));
       const int cores = static_cast<int>(std::min<uint64_t>(64, env_.program.num_cores));
       if (cores < 64 && (mask >> cores) != 0)
-        throw Error(at.where(), "mcast mask " + std::to_string(in.get("mcast")) +
-                                    " names a core outside the program's " + std::to_string(cores) +
-                                    " cores");
+        SPYRE_FAIL("spyre/core/instr", at.where(),
+                   "mcast mask " + std::to_string(in.get("mcast")) +
+                       " names a core outside the program's " + std::to_string(cores) + " cores");
     }
   } else if (is_ring(in.op)) {
     const int64_t dst = in.get("dst_core");
     if (dst < 0 || dst >= static_cast<int64_t>(env_.program.num_cores))
-      throw Error(at.where(), "operand dst_core=" + std::to_string(dst) + " is outside [0, " +
-                                  std::to_string(env_.program.num_cores - 1) + "]");
+      SPYRE_FAIL("spyre/core/instr", at.where(),
+                 "operand dst_core=" + std::to_string(dst) + " is outside [0, " +
+                     std::to_string(env_.program.num_cores - 1) + "]");
     if (in.op == Opcode::RingReduce && in.get("bytes") % 4 != 0)
-      throw Error(at.where(), "bytes=" + std::to_string(in.get("bytes")) +
-                                  " is not a whole number of fp32 elements");
+      SPYRE_FAIL(
+          "spyre/core/instr", at.where(),
+          "bytes=" + std::to_string(in.get("bytes")) + " is not a whole number of fp32 elements");
     check_range(strided_range(in.get("src"), {}, in.get("bytes")), lx_size, "LX", at);
     check_range(strided_range(in.get("dst"), {}, in.get("bytes")), lx_size, "LX", at);
   } else {
@@ -387,7 +394,7 @@ void Core::execute(const isa::Instr& in) {
     case Opcode::DmaStore: {
       const bool load = in.op == Opcode::DmaLoad;
       uint8_t* lx = lx_.data();
-      uint8_t* dram = chip_.dram_image().data();
+      uint8_t* dram = chip_.dram_data();
       const int64_t bytes = in.get("bytes"), rows = in.get("rows"), reps = in.get("reps");
       const int64_t outer = in.get("outer");
       const int64_t d0 = in.get("dram"), l0 = in.get("lx");
@@ -414,14 +421,14 @@ void Core::execute(const isa::Instr& in) {
       const std::vector<int64_t> idx = index_vector(lx_.data(), in);
       for (size_t j = 0; j < idx.size(); ++j)
         std::memmove(lx_.data() + in.get("lx") + static_cast<int64_t>(j) * in.get("lx_stride"),
-                     chip_.dram_image().data() + in.get("dram") + idx[j] * in.get("dram_stride"),
+                     chip_.dram_data() + in.get("dram") + idx[j] * in.get("dram_stride"),
                      static_cast<size_t>(in.get("bytes")));
       return;
     }
     case Opcode::DmaScatter: {  // in order of i: a later row wins where rows overlap
       const std::vector<int64_t> idx = index_vector(lx_.data(), in);
       for (size_t j = 0; j < idx.size(); ++j)
-        std::memmove(chip_.dram_image().data() + in.get("dram") + idx[j] * in.get("dram_stride"),
+        std::memmove(chip_.dram_data() + in.get("dram") + idx[j] * in.get("dram_stride"),
                      lx_.data() + in.get("lx") + static_cast<int64_t>(j) * in.get("lx_stride"),
                      static_cast<size_t>(in.get("bytes")));
       return;

@@ -5,18 +5,20 @@
 #include <sstream>
 
 #include "spyre/error.h"
+#include "spyre/sim/report.h"
 
 namespace spyre::sim::lpddr5 {
 namespace {
 
 Ps ns_to_ps(const char* key, double ns, bool allow_zero = true) {
-  if (!(ns >= 0) || (!allow_zero && ns == 0)) throw Error(key, "must be positive");
+  if (!(ns >= 0) || (!allow_zero && ns == 0))
+    SPYRE_FAIL("spyre/dram/config", key, "must be positive");
   return static_cast<Ps>(std::llround(ns * 1000.0));
 }
 
 int positive_int(const char* key, int64_t v) {
   if (v <= 0 || v > (1 << 20))
-    throw Error(key, "must be in [1, 1048576], got " + std::to_string(v));
+    SPYRE_FAIL("spyre/dram/config", key, "must be in [1, 1048576], got " + std::to_string(v));
   return static_cast<int>(v);
 }
 
@@ -47,15 +49,18 @@ AddressMap::AddressMap(const std::string& scheme, int64_t word_bytes, int channe
     else if (name == "co")
       f = Field::Column;
     else
-      throw Error("dram.address_map", "unknown field '" + name + "' in '" + scheme +
-                                          "' (expected ro, ba, bg, co, ch joined by '-')");
+      SPYRE_FAIL("spyre/dram/config", "dram.address_map",
+                 "unknown field '" + name + "' in '" + scheme +
+                     "' (expected ro, ba, bg, co, ch joined by '-')");
     if (seen[static_cast<int>(f)])
-      throw Error("dram.address_map", "field '" + name + "' appears twice in '" + scheme + "'");
+      SPYRE_FAIL("spyre/dram/config", "dram.address_map",
+                 "field '" + name + "' appears twice in '" + scheme + "'");
     seen[static_cast<int>(f)] = true;
     msb_first.push_back(f);
   }
   if (msb_first.size() != 5)
-    throw Error("dram.address_map", "'" + scheme + "' must name ro, ba, bg, co and ch once each");
+    SPYRE_FAIL("spyre/dram/config", "dram.address_map",
+               "'" + scheme + "' must name ro, ba, bg, co and ch once each");
   lsb_first_.assign(msb_first.rbegin(), msb_first.rend());
 }
 
@@ -112,13 +117,16 @@ Spec make_spec(const arch::ArchConfig& cfg) {
   s.word_bytes = positive_int("dram.word_bytes", cfg.dram_word_bytes);
   const int width_bits = positive_int("dram.channel_width_bits", cfg.dram_channel_width_bits);
   if (cfg.dram_row_bytes < s.word_bytes || cfg.dram_row_bytes % s.word_bytes != 0)
-    throw Error("dram.row_bytes", "must be a positive multiple of dram.word_bytes");
+    SPYRE_FAIL("spyre/dram/config", "dram.row_bytes",
+               "must be a positive multiple of dram.word_bytes");
   s.columns = cfg.dram_row_bytes / s.word_bytes;
-  if (!(cfg.dram_data_rate_mtps > 0)) throw Error("dram.data_rate_mtps", "must be positive");
+  if (!(cfg.dram_data_rate_mtps > 0))
+    SPYRE_FAIL("spyre/dram/config", "dram.data_rate_mtps", "must be positive");
   // One word = word_bytes * 8 / width beats at data_rate MT/s.
   const double beats = static_cast<double>(s.word_bytes) * 8.0 / width_bits;
   s.burst = static_cast<Ps>(std::llround(beats * 1e6 / cfg.dram_data_rate_mtps));
-  if (s.burst <= 0) throw Error("dram.data_rate_mtps", "a word must take at least 1 ps");
+  if (s.burst <= 0)
+    SPYRE_FAIL("spyre/dram/config", "dram.data_rate_mtps", "a word must take at least 1 ps");
   // tCCD_L is per BL16 burst; a word is beats/16 of them.
   s.ccd_l =
       static_cast<Ps>(std::llround(ns_to_ps("dram.tccd_l_ns", cfg.dram_tccd_l_ns) * beats / 16.0));
@@ -140,23 +148,24 @@ Spec make_spec(const arch::ArchConfig& cfg) {
   else if (cfg.dram_refresh == "off")
     s.refresh = Refresh::Off;
   else
-    throw Error("dram.refresh",
-                "unknown refresh mode '" + cfg.dram_refresh + "' (known: ab, pb, off)");
+    SPYRE_FAIL("spyre/dram/config", "dram.refresh",
+               "unknown refresh mode '" + cfg.dram_refresh + "' (known: ab, pb, off)");
   s.refi = ns_to_ps("dram.trefi_ns", cfg.dram_trefi_ns, false);
   s.rfc_ab = ns_to_ps("dram.trfcab_ns", cfg.dram_trfcab_ns);
   s.rfc_pb = ns_to_ps("dram.trfcpb_ns", cfg.dram_trfcpb_ns);
   if (s.refresh == Refresh::PerBank && s.refi / s.banks() <= 0)
-    throw Error("dram.trefi_ns", "too short for per-bank refresh of every bank");
+    SPYRE_FAIL("spyre/dram/config", "dram.trefi_ns",
+               "too short for per-bank refresh of every bank");
   s.frontend = ns_to_ps("dram.frontend_latency_ns", cfg.dram_frontend_latency_ns);
   s.queue_depth = static_cast<size_t>(positive_int("dram.queue_depth", cfg.dram_queue_depth));
   if (cfg.dram_write_low < 0 || cfg.dram_write_low >= cfg.dram_write_high ||
       cfg.dram_write_high > cfg.dram_queue_depth)
-    throw Error("dram.write_high",
-                "need 0 <= dram.write_low < dram.write_high <= dram.queue_depth");
+    SPYRE_FAIL("spyre/dram/config", "dram.write_high",
+               "need 0 <= dram.write_low < dram.write_high <= dram.queue_depth");
   s.write_high = static_cast<size_t>(cfg.dram_write_high);
   s.write_low = static_cast<size_t>(cfg.dram_write_low);
   if (cfg.dram_bank_xor != 0 && cfg.dram_bank_xor != 1)
-    throw Error("dram.bank_xor", "must be 0 or 1");
+    SPYRE_FAIL("spyre/dram/config", "dram.bank_xor", "must be 0 or 1");
   s.map = AddressMap(cfg.dram_address_map, s.word_bytes, s.channels, s.bank_groups,
                      s.banks_per_group, s.columns, cfg.dram_bank_xor == 1);
   s.clock_ghz = cfg.clock_ghz;

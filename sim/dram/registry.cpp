@@ -4,6 +4,7 @@
 
 #include "dram_impls.h"
 #include "spyre/error.h"
+#include "spyre/sim/report.h"
 
 namespace spyre::sim {
 namespace {
@@ -31,7 +32,8 @@ std::unique_ptr<DramModel> make_dram(const std::string& impl, Env& env) {
     if (name == impl) return make(env);
   std::string known;
   for (const std::string& n : dram_impl_names()) known += (known.empty() ? "" : ", ") + n;
-  throw Error("dram.impl", "unknown DRAM model '" + impl + "' (known: " + known + ")");
+  SPYRE_FAIL("spyre/dram/config", "dram.impl",
+             "unknown DRAM model '" + impl + "' (known: " + known + ")");
 }
 
 }  // namespace spyre::sim

@@ -1,9 +1,16 @@
 #include "spyre/sim/scheduler.h"
 
+#include <string>
+
+#include "spyre/sim/report.h"
+
 namespace spyre::sim {
 
 void EventQueue::push(Cycle c, uint8_t late, std::function<void()> fn) {
-  if (c < now_) c = now_;  // never schedule into the past
+  if (c < now_)
+    SPYRE_FAIL("spyre/kernel/causality", "scheduler",
+               "an event for cycle " + std::to_string(c) + " was scheduled at cycle " +
+                   std::to_string(now_) + " (the past)");
   heap_.push(Event{c, late, seq_++, std::move(fn)});
 }
 

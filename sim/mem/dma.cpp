@@ -26,7 +26,7 @@ std::vector<int64_t> index_vector(const uint8_t* lx, const isa::Instr& in) {
   return out;
 }
 
-DmaEngine::DmaEngine(Env& env, DramModel& dram, int core, bool write, Ring& ring,
+DmaEngine::DmaEngine(Env& env, MemPort& dram, int core, bool write, Ring& ring,
                      std::function<Lx&(int)> lx_of)
     : env_(env),
       dram_(dram),

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "spyre/error.h"
+#include "spyre/sim/report.h"
 
 namespace spyre::sim {
 
@@ -18,8 +19,9 @@ Lx::Lx(const arch::ArchConfig& cfg)
     : size_(cfg.lx_size_bytes),
       banks_(static_cast<int>(cfg.lx_banks)),
       chunk_(cfg.lx_bank_bytes_per_cycle) {
-  if (cfg.lx_banks <= 0 || cfg.lx_banks > 4096) throw Error("lx.banks", "must be in [1, 4096]");
-  if (chunk_ <= 0) throw Error("lx.bank_bytes_per_cycle", "must be positive");
+  if (cfg.lx_banks <= 0 || cfg.lx_banks > 4096)
+    SPYRE_FAIL("spyre/lx/config", "lx.banks", "must be in [1, 4096]");
+  if (chunk_ <= 0) SPYRE_FAIL("spyre/lx/config", "lx.bank_bytes_per_cycle", "must be positive");
   // A DMA piece's window lies up to burst / rate cycles in the past; keep bookings that long.
   const int64_t slow =
       std::max<int64_t>(1, std::min(cfg.dma_read_bytes_per_cycle, cfg.dma_write_bytes_per_cycle));

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "spyre/error.h"
+#include "spyre/sim/report.h"
 #include "spyre/sim/ring.h"
 
 namespace spyre::sim {
@@ -11,7 +12,8 @@ Ring::Routing routing_from(const std::string& name) {
   if (name == "shortest") return Ring::Routing::Shortest;
   if (name == "cw") return Ring::Routing::Clockwise;
   if (name == "ccw") return Ring::Routing::CounterClockwise;
-  throw Error("ring.routing", "unknown routing '" + name + "' (known: shortest, cw, ccw)");
+  SPYRE_FAIL("spyre/ring/config", "ring.routing",
+             "unknown routing '" + name + "' (known: shortest, cw, ccw)");
 }
 }  // namespace
 
@@ -23,8 +25,10 @@ Ring::Ring(const arch::ArchConfig& cfg, Scheduler* sched)
       routing_(routing_from(cfg.ring_routing)),
       sched_(sched),
       links_(static_cast<size_t>(n_) * 2) {
-  if (link_bw_ <= 0) throw Error("ring.link_bytes_per_cycle", "must be positive");
-  if (cfg.ring_buffer_bytes < 0) throw Error("ring.buffer_bytes", "must not be negative");
+  if (link_bw_ <= 0)
+    SPYRE_FAIL("spyre/ring/config", "ring.link_bytes_per_cycle", "must be positive");
+  if (cfg.ring_buffer_bytes < 0)
+    SPYRE_FAIL("spyre/ring/config", "ring.buffer_bytes", "must not be negative");
   buffer_cycles_ = cfg.ring_buffer_bytes / link_bw_;
 }
 

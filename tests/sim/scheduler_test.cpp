@@ -1,7 +1,13 @@
 // The event queue and the kernel shell on their own.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "spyre/error.h"
 
 #include "spyre/sim/kernel.h"
 #include "spyre/sim/scheduler.h"
@@ -24,40 +30,137 @@ TEST(EventQueue, EventsOfOneCycleRunInSchedulingOrderAndLateOnesLast) {
   EXPECT_EQ(q.now(), 5u);
 }
 
-TEST(KernelShell, RunsTheQueueOnSystemCAndCanBeEnteredAgain) {
+// Runs `q` under a fresh context and driver (as simulate() does); returns the driver's stop.
+KernelStop run_driven(EventQueue& q, uint64_t max_cycles = 0, double ghz = 1.5) {
+  SimContext ctx;
+  EventDriver d("sched", q, TimeBase(ghz), max_cycles);
+  return d.run();
+}
+
+TEST(TimeBase, EveryCycleIsWithinHalfAPicosecondAndInvertsExactly) {
+  const TimeBase tb(1.5);  // 666.67 ps: no whole-ps period
+  EXPECT_EQ(tb.ps_of(0), 0u);
+  EXPECT_EQ(tb.ps_of(1), 667u);
+  EXPECT_EQ(tb.ps_of(2), 1333u);
+  EXPECT_EQ(tb.ps_of(3), 2000u);
+  for (Cycle c : {Cycle{0}, Cycle{1}, Cycle{2}, Cycle{7}, Cycle{1'000'003}, Cycle{1} << 40,
+                  Cycle{3'000'000'000'000}, Cycle{27'000'000'000'001}}) {
+    const long double exact = static_cast<long double>(c) * 1000.0L / 1.5L;
+    EXPECT_LE(std::fabs(static_cast<long double>(tb.ps_of(c)) - exact), 0.5L) << c;
+    EXPECT_EQ(tb.cycle_at_or_after(tb.ps_of(c)), c) << c;
+    EXPECT_EQ(tb.cycle_at_or_after(tb.ps_of(c) + 1), c + 1) << c;
+    if (c > 0) {
+      EXPECT_EQ(tb.cycle_at_or_after(tb.ps_of(c) - 1), c) << c;
+    }
+  }
+  EXPECT_THROW(TimeBase(0.0), Error);
+}
+
+TEST(EventDriver, RunsTheQueueOnSystemCInAFreshContextPerRun) {
   for (int run = 0; run < 3; ++run) {
     EventQueue q;
     std::string log;
     q.at(0, [&] { log += "0"; });
     q.at(1000, [&] {
       log += "1";
-      q.at(1500, [&] { log += "2"; });
+      q.at(1500, [&] {
+        log += "2";
+        EXPECT_EQ(sc_core::sc_time_stamp(), TimeBase(1.5).time_of(1500));
+      });
     });
-    EXPECT_EQ(run_on_kernel(q, 667, 0), KernelStop::Drained);
+    EXPECT_EQ(run_driven(q), KernelStop::Drained);
     EXPECT_EQ(log, "012");
     EXPECT_EQ(q.now(), 1500u);  // cycles count from each run's own start
   }
 }
 
-TEST(KernelShell, WatchdogStopsBeforeAnEventPastTheLimit) {
+TEST(EventDriver, SystemCTimeAndCyclesAgreeAfterALongIdleGapWithoutTicking) {
+  // 2e12 cycles (22 minutes of chip time) idle between two events: two activations, and
+  // sc_time is exactly the time of the last cycle (no drift from a rounded period).
+  EventQueue q;
+  int activations = 0;
+  const Cycle far = 2'000'000'000'000;
+  sc_core::sc_time end;
+  q.at(1, [&] { ++activations; });
+  q.at(far, [&] {
+    ++activations;
+    end = sc_core::sc_time_stamp();
+  });
+  run_driven(q);
+  EXPECT_EQ(activations, 2);
+  EXPECT_EQ(end.value(), TimeBase(1.5).ps_of(far));
+  EXPECT_EQ(end.value(), 1'333'333'333'333'333u);  // 2e12 * 666.666.. ps, rounded
+}
+
+TEST(EventDriver, WatchdogStopsBeforeAnEventPastTheLimit) {
   EventQueue q;
   int ran = 0;
   q.at(10, [&] { ++ran; });
   q.at(100, [&] { ++ran; });
-  EXPECT_EQ(run_on_kernel(q, 667, 50), KernelStop::Watchdog);
+  EXPECT_EQ(run_driven(q, 50), KernelStop::Watchdog);
   EXPECT_EQ(ran, 1);
   EXPECT_FALSE(q.empty());
 }
 
-TEST(KernelShell, AnExceptionInAnEventComesBackFromTheRun) {
+TEST(EventDriver, AnExceptionInAnEventComesBackFromTheRun) {
   EventQueue q;
   q.at(3, [] { throw std::runtime_error("boom"); });
-  EXPECT_THROW(run_on_kernel(q, 667, 0), std::runtime_error);
-  EventQueue again;  // and the kernel still works afterwards
+  EXPECT_THROW(run_driven(q), std::runtime_error);
+  EventQueue again;  // and the next run works
   bool ran = false;
   again.at(7, [&] { ran = true; });
-  run_on_kernel(again, 667, 0);
+  run_driven(again);
   EXPECT_TRUE(ran);
+}
+
+TEST(EventDriver, AnEventIntoThePastIsACausalityErrorThroughScReport) {
+  const int before = sc_core::sc_report_handler::get_count("spyre/kernel/causality");
+  EventQueue q;
+  q.at(5, [&] { q.at(3, [] {}); });
+  try {
+    run_driven(q);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cycle 3 was scheduled at cycle 5"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(sc_core::sc_report_handler::get_count("spyre/kernel/causality"), before + 1);
+  // without the kernel too: the plain queue never clamps
+  EventQueue plain;
+  plain.at(5, [&] { plain.at(4, [] {}); });
+  EXPECT_THROW(plain.run_all(), Error);
+}
+
+// Another process adds an event between two cycles: it runs at the next cycle boundary.
+struct Poker : sc_core::sc_module {
+  SC_HAS_PROCESS(Poker);
+  Poker(const sc_core::sc_module_name& n, EventDriver& d, std::vector<Cycle>& log)
+      : sc_core::sc_module(n), d_(d), log_(log) {
+    SC_METHOD(poke);
+    dont_initialize();
+    sensitive << e_;
+  }
+  void start_of_simulation() override { e_.notify(sc_core::sc_time(1000.3, sc_core::SC_NS)); }
+  void poke() {
+    const Cycle c = d_.time_base().cycle_at_or_after(sc_core::sc_time_stamp());
+    d_.queue().at(c, [this] { log_.push_back(d_.queue().now()); });
+    d_.wake();
+  }
+  EventDriver& d_;
+  std::vector<Cycle>& log_;
+  sc_core::sc_event e_;
+};
+
+TEST(EventDriver, AnotherProcessWakesItAtTheNextCycleBoundary) {
+  SimContext ctx;
+  EventQueue q;
+  std::vector<Cycle> log;
+  q.at(5000, [&] { log.push_back(q.now()); });  // later than the poke
+  EventDriver d("sched", q, TimeBase(1.5), 0);
+  Poker p("poker", d, log);
+  d.run();
+  // 1000.3 ns = 1500.45 cycles: the next boundary is cycle 1501
+  EXPECT_EQ(log, (std::vector<Cycle>{1501, 5000}));
 }
 
 }  // namespace

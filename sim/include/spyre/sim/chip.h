@@ -1,9 +1,11 @@
 #pragma once
-// The chip of one run, built from the ArchConfig: cfg.cores cores (those beyond the program's
-// num_cores stay idle), the data and reduce rings, the shared DRAM model and the chip-wide
-// barrier.
+// The chip's logic for one run, built from the ArchConfig: cfg.cores cores (those beyond the
+// program's num_cores stay idle), the data and reduce rings and the chip-wide barrier. Device
+// memory is reached through ports: each DMA engine's MemPort (under the kernel its TLM-2.0
+// initiator, chip_module.h) and, in functional runs, the device memory's bytes (DMI).
 // Barrier: opens barrier_latency_cycles after the last of the program's cores arrives.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,7 +22,8 @@ namespace spyre::sim {
 
 class Chip {
  public:
-  Chip(Env& env, DeviceMemory& dram_image);
+  // `port_of(core, write)`: the MemPort of that core's dma_in (write false) or dma_out engine.
+  Chip(Env& env, const std::function<MemPort&(int, bool)>& port_of);
   void start();
   bool all_halted() const;
   Cycle end_cycle() const;  // the cycle the last core halted
@@ -29,8 +32,9 @@ class Chip {
   Core& core(int i) { return *cores_[static_cast<size_t>(i)]; }
   Ring& ring() { return ring_; }                // the data ring
   Ring& reduce_ring() { return reduce_ring_; }  // the reduce ring (ring.red)
-  DramModel& dram() { return *dram_; }
-  DeviceMemory& dram_image() { return dram_image_; }
+  // The device memory's bytes for functional copies (set before start(); null when timing only).
+  uint8_t* dram_data() { return dram_data_; }
+  void set_dram_data(uint8_t* p) { dram_data_ = p; }
 
   // A token signal from core `from` to token `tok` of core `to` (arrives after the ring hops).
   // `src`: the producer span for a trace flow (tracing only).
@@ -41,14 +45,14 @@ class Chip {
   // "deadlock at cycle C" / "watchdog ..." followed by what each unfinished core waits on.
   std::string stuck_report() const;
   std::vector<KernelStats> kernel_stats() const;
-  nlohmann::json stats(Cycle cycles) const;        // layout in sim/README.md
+  // Layout in sim/README.md; `dram`: the stats of the device memory behind the interconnect.
+  nlohmann::json stats(Cycle cycles, nlohmann::json dram) const;
   uint64_t next_flow_id() { return ++flow_ids_; }  // trace flow ids, 1, 2, ... in event order
-  void finish_trace();  // flushes the windowed trace counters (DRAM, ring) at the end of a run
+  void finish_trace();  // flushes the rings' windowed trace counters at the end of a run
 
  private:
   Env& env_;
-  DeviceMemory& dram_image_;
-  std::unique_ptr<DramModel> dram_;
+  uint8_t* dram_data_ = nullptr;
   Ring ring_, reduce_ring_;
   std::vector<std::unique_ptr<Core>> cores_;
   int active_cores_;

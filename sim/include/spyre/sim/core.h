@@ -56,7 +56,8 @@ struct QueueStats {
 
 class Core {
  public:
-  Core(Env& env, Chip& chip, int id);
+  // `dram_in` / `dram_out`: the memory ports of its load and store DMA engines.
+  Core(Env& env, Chip& chip, int id, MemPort& dram_in, MemPort& dram_out);
   void start();  // the sequencer begins at cycle now (0); a core without a stream halts at once
   bool halted() const { return phase_ == Phase::Halted; }
   Cycle halt_cycle() const { return halt_cycle_; }
@@ -64,6 +65,7 @@ class Core {
   void release_barrier();                         // the chip barrier opened now
   std::string stuck_report() const;
   Lx& lx() { return lx_; }
+  const Lx& lx() const { return lx_; }
   const QueueStats& queue_stats(int q) const { return q_[q].st; }
   uint64_t full_stall_cycles() const { return full_stall_cycles_; }
   uint64_t issued() const { return dyn_; }             // instructions placed (dynamic count)

@@ -40,7 +40,7 @@ std::vector<int64_t> index_vector(const uint8_t* lx, const isa::Instr& in);
 class DmaEngine {
  public:
   // `lx_of(c)` is core c's LX (c == core: this core's); `ring` carries multicasts.
-  DmaEngine(Env& env, DramModel& dram, int core, bool write, Ring& ring,
+  DmaEngine(Env& env, MemPort& dram, int core, bool write, Ring& ring,
             std::function<Lx&(int)> lx_of);
   // Starts `in` (dma.load or dma.store) now; `done` runs when its last request has landed.
   void start(const isa::Instr& in, std::function<void()> done);
@@ -54,7 +54,7 @@ class DmaEngine {
   bool remaining() const { return outer_i_ < outer_; }
 
   Env& env_;
-  DramModel& dram_;
+  MemPort& dram_;
   int core_;
   bool write_;
   int64_t rate_;

@@ -62,10 +62,16 @@ struct DramRequest {
   std::function<void()> landed;  // runs at the cycle the data lands (write: is acknowledged)
 };
 
-class DramModel {
+// Where a DMA engine sends its requests: a DRAM model itself (plain unit tests), or under the
+// kernel the engine's TLM-2.0 initiator (DmaPort, mem_tlm.h).
+class MemPort {
  public:
-  virtual ~DramModel() = default;
+  virtual ~MemPort() = default;
   virtual void submit(DramRequest req) = 0;  // arrival = env.sched.now()
+};
+
+class DramModel : public MemPort {
+ public:
   virtual uint64_t read_bytes() const = 0;
   virtual uint64_t write_bytes() const = 0;
   virtual nlohmann::json stats() const = 0;  // {"read_bytes":..,"write_bytes":..,...}

@@ -1,21 +1,90 @@
 #pragma once
-// The SystemC kernel shell. One sc_module is elaborated lazily on the first run in a process
-// and reused for every later run (SystemC 2.3 elaborates once per process). Its SC_METHOD is
-// triggered by one sc_event: it runs every event of the EventQueue due at the next cycle,
-// then re-notifies itself after (next cycle - this cycle) * period. sc_start() returns on
-// starvation (no sc_stop), so the kernel can be entered again by the next run.
-// Not reentrant: runs are serialised by a process-wide mutex.
+// The SystemC side of the time base: how cycles map to sc_time, a fresh simulation context
+// per run, and the process that runs a chip's event queue on the kernel.
+//
+// Time rule: cycle c happens at sc_time round(c * 1e9 / f_kHz) ps, computed from c every time
+// (never accumulated), f_kHz = round(clock_ghz * 1e6). The period of 1.5 GHz is 666.67 ps, not
+// a whole number of ps; with this rule the error of any cycle's time is under 0.5 ps however
+// long the run, distinct cycles have distinct times (f_kHz <= 1e9, i.e. up to 1 THz), and
+// cycle_at_or_after() inverts it exactly. The SystemC time resolution must be 1 ps (SimContext
+// sets it; a user's own sc_main has it by default).
 #include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+
+#include <systemc>
 
 #include "spyre/sim/scheduler.h"
 
 namespace spyre::sim {
 
+class TimeBase {
+ public:
+  // Throws spyre::Error("chip.clock_ghz", ...) outside (0, 1000] GHz.
+  explicit TimeBase(double clock_ghz);
+  uint64_t ps_of(Cycle c) const;               // round(c * 1e9 / f_kHz), half up
+  Cycle cycle_at_or_after(uint64_t ps) const;  // the least c with ps_of(c) >= ps
+  sc_core::sc_time time_of(Cycle c) const;     // ps_of(c) as sc_time
+  Cycle cycle_at_or_after(const sc_core::sc_time& t) const;
+  uint64_t khz() const { return khz_; }
+
+ private:
+  uint64_t khz_;
+};
+
+// A fresh SystemC simulation context for one run, made current for the object's lifetime
+// (the previous one is restored after). SystemC 2.3 elaborates once per context, so each run
+// elaborates its own chip in its own context; every sc_object of the run must be destroyed
+// before the context is. Holds a process-wide lock: one context is current at a time.
+class SimContext {
+ public:
+  SimContext();
+  ~SimContext();
+  SimContext(const SimContext&) = delete;
+  SimContext& operator=(const SimContext&) = delete;
+
+ private:
+  std::unique_lock<std::recursive_mutex> lock_;
+  sc_core::sc_simcontext* prev_;
+  std::unique_ptr<sc_core::sc_simcontext> ctx_;
+};
+
 enum class KernelStop { Drained, Watchdog };
 
-// Runs `q` to completion on the SystemC kernel. Stops early (returns Watchdog, events left
-// in q) when the next event lies beyond `max_cycles` (0: no limit). An exception thrown by an
-// event is caught inside the kernel and rethrown here after sc_start returns.
-KernelStop run_on_kernel(EventQueue& q, double period_ps, uint64_t max_cycles);
+// Runs an EventQueue on the kernel: one SC_METHOD, woken by one sc_event at the time of the
+// queue's next cycle; it runs every event of that cycle and notifies itself for the next one.
+// Nothing ticks when idle; sc_start() returns on starvation. An event for a cycle before now
+// is a causality error (spyre/kernel/causality, from EventQueue). Another process (a TLM target
+// of the user's) that adds events calls wake() afterwards.
+class EventDriver : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(EventDriver);
+  // Stops (Watchdog, events left) when the next event lies beyond max_cycles (0: no limit).
+  EventDriver(const sc_core::sc_module_name& name, EventQueue& q, TimeBase tb, uint64_t max_cycles);
+  const TimeBase& time_base() const { return tb_; }
+  EventQueue& queue() { return q_; }
+  // True while this driver runs a cycle's events (sc_time_stamp() is then time_of(now)).
+  bool in_cycle() const { return in_cycle_; }
+  // The queue got an event from outside the driver's process: wake at its next cycle.
+  void wake();
+  KernelStop stop() const { return stop_; }
+  // sc_start(), then rethrows an exception an event threw (the simulation is stopped then).
+  KernelStop run();
+
+ private:
+  void start_of_simulation() override;
+  void activate();
+  void notify_next();
+
+  EventQueue& q_;
+  TimeBase tb_;
+  uint64_t max_cycles_;
+  sc_core::sc_event wake_;
+  bool in_cycle_ = false;
+  bool stopped_ = false;
+  KernelStop stop_ = KernelStop::Drained;
+  std::exception_ptr error_;
+};
 
 }  // namespace spyre::sim

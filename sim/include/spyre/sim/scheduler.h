@@ -2,13 +2,14 @@
 // The scheduler the model components run on. Time is in core-clock cycles counted from the
 // start of the run. Components never tick: they ask to be called at the cycle where something
 // changes. Contract:
-//   - at(c, fn): fn runs at cycle c (c >= now()). Events of one cycle run in the order they were
-//     scheduled (FIFO by a sequence number), so a run is deterministic.
+//   - at(c, fn): fn runs at cycle c. Events of one cycle run in the order they were scheduled
+//     (FIFO by a sequence number), so a run is deterministic. c < now() is a causality error
+//     (sc_report spyre/kernel/causality, then spyre::Error), never moved to now.
 //   - at_end_of(c, fn): fn runs at cycle c after every plain event of that cycle, including
 //     those scheduled while the cycle runs (used by arbiters that must see all of a cycle's
 //     requests before ordering them).
 // EventQueue is the implementation: a binary heap. It runs standalone (run_all, for unit tests)
-// or under the SystemC kernel shell (kernel.h), which calls run_next_cycle() once per
+// or under the SystemC kernel (EventDriver, kernel.h), which calls run_next_cycle() once per
 // activation.
 #include <cstdint>
 #include <functional>

@@ -1,0 +1,109 @@
+// The chip's module tree and one run on the kernel (chip_module.h).
+#include "spyre/sim/chip_module.h"
+
+#include <algorithm>
+
+#include "spyre/error.h"
+#include "spyre/sim/report.h"
+
+namespace spyre::sim {
+
+namespace {
+// What a chip needs of its inputs before anything is built (simulate() and a user's own tree).
+const arch::ArchConfig& checked(const arch::ArchConfig& cfg, const isa::Program& program) {
+  cfg.validate();
+  isa::validate(program);
+  if (static_cast<int64_t>(program.num_cores) > cfg.cores)
+    throw Error("simulate", "program needs " + std::to_string(program.num_cores) +
+                                " cores, arch has " + std::to_string(cfg.cores));
+  for (const auto& seg : program.data)
+    if (seg.dram_addr + seg.bytes.size() > program.dram_bytes)
+      throw Error("simulate", "data segment at " + std::to_string(seg.dram_addr) +
+                                  " lies outside the program's device memory");
+  return cfg;
+}
+
+std::vector<std::unique_ptr<CoreModule>> make_cores(EventDriver& driver, int64_t n) {
+  std::vector<std::unique_ptr<CoreModule>> cores;
+  for (int c = 0; c < n; ++c)
+    cores.push_back(std::make_unique<CoreModule>(
+        sc_core::sc_module_name(("core_" + std::to_string(c)).c_str()), driver, c));
+  return cores;
+}
+}  // namespace
+
+CoreModule::CoreModule(const sc_core::sc_module_name& name, EventDriver& driver, int id)
+    : sc_core::sc_module(name),
+      dma_in("dma_in", driver, id, false),
+      dma_out("dma_out", driver, id, true),
+      lx("lx"),
+      id_(id) {}
+
+ChipModule::ChipModule(const sc_core::sc_module_name& name, const isa::Program& program,
+                       const arch::ArchConfig& cfg, const SimOptions& opts, DeviceMemory* image,
+                       DramBinding binding)
+    : sc_core::sc_module(name),
+      cfg_(checked(cfg, program)),
+      opts_(opts),
+      env_{cfg_, program, q_, opts.functional, opts.trace},
+      driver_("sched", q_, TimeBase(cfg_.clock_ghz), opts.max_cycles),
+      mem_("mem", program.dram_bytes),
+      dram_(binding == DramBinding::BuiltIn
+                ? std::make_unique<DramTarget>("dram", env_, driver_,
+                                               opts.functional ? image : nullptr)
+                : nullptr),
+      cores_(make_cores(driver_, cfg_.cores)),
+      chip_(env_,
+            [this](int c, bool write) -> MemPort& {
+              CoreModule& m = *cores_[static_cast<size_t>(c)];
+              return write ? static_cast<MemPort&>(m.dma_out) : m.dma_in;
+            }),
+      ring_data_("ring_data", chip_.ring()),
+      ring_reduce_("ring_reduce", chip_.reduce_ring()),
+      barrier_("barrier") {
+  for (auto& m : cores_) {
+    m->attach(chip_.core(m->id()));
+    m->dma_in.socket.bind(mem_.dma_socket);
+    m->dma_out.socket.bind(mem_.dma_socket);
+  }
+  if (dram_) mem_.dram_socket.bind(dram_->socket);
+  if (dram_ && opts.functional && image && image->size() < program.dram_bytes)
+    image->resize(program.dram_bytes, 0);
+  q_.at(0, [this] { start(); });
+}
+
+ChipModule::~ChipModule() = default;
+
+void ChipModule::start() {
+  const isa::Program& p = env_.program;
+  if (opts_.functional && p.dram_bytes > 0) {
+    uint8_t* dram = mem_.dmi_whole();
+    chip_.set_dram_data(dram);
+    for (const auto& seg : p.data)
+      std::copy(seg.bytes.begin(), seg.bytes.end(), dram + seg.dram_addr);
+  }
+  chip_.start();
+}
+
+SimResult ChipModule::run() {
+  const KernelStop stop = driver_.run();
+  if (stop == KernelStop::Watchdog)
+    SPYRE_FAIL("spyre/chip/watchdog", "simulate",
+               "watchdog: no end after max_cycles " + std::to_string(opts_.max_cycles) +
+                   " (at cycle " + std::to_string(q_.now()) + ")" + chip_.stuck_report());
+  if (!chip_.all_halted())
+    SPYRE_FAIL("spyre/chip/deadlock", "simulate",
+               "deadlock at cycle " + std::to_string(q_.now()) +
+                   ": nothing left to happen, but cores have not halted" + chip_.stuck_report());
+  if (env_.trace && dram_) dram_->model().finish_trace();
+  chip_.finish_trace();
+  SimResult r;
+  r.cycles = chip_.end_cycle();
+  r.kernels = chip_.kernel_stats();
+  r.dram_read_bytes = mem_.read_bytes();
+  r.dram_write_bytes = mem_.write_bytes();
+  r.stats = chip_.stats(r.cycles, dram_ ? dram_->model().stats() : mem_.stats());
+  return r;
+}
+
+}  // namespace spyre::sim
