@@ -5,6 +5,14 @@
 
 namespace spyre::sim {
 
+namespace {
+// A stats object with the path of the module it describes first (traces/names.h).
+nlohmann::json with_module(nlohmann::json stats, const std::string& module) {
+  stats["module"] = module;
+  return stats;
+}
+}  // namespace
+
 Chip::Chip(Env& env, const std::function<MemPort&(int, bool)>& port_of)
     : env_(env),
       ring_(env.cfg, &env.sched),
@@ -12,9 +20,9 @@ Chip::Chip(Env& env, const std::function<MemPort&(int, bool)>& port_of)
       active_cores_(static_cast<int>(env.program.num_cores)),
       kernels_(env.program.kernels.size()) {
   if (env.trace) {
-    barrier_track_ = env.trace->track("chip", "barrier");
-    ring_.set_trace(env.trace, "ring", kTraceWindowCycles);
-    reduce_ring_.set_trace(env.trace, "reduce_ring", kTraceWindowCycles);
+    barrier_track_ = env.trace->track(env.chip, "barrier");
+    ring_.set_trace(env.trace, env.module("ring_data"), kTraceWindowCycles);
+    reduce_ring_.set_trace(env.trace, env.module("ring_reduce"), kTraceWindowCycles);
   }
   for (int c = 0; c < env.cfg.cores; ++c)
     cores_.push_back(std::make_unique<Core>(env, *this, c, port_of(c, false), port_of(c, true)));
@@ -96,7 +104,7 @@ nlohmann::json Chip::stats(Cycle cycles, nlohmann::json dram) const {
   json cores = json::array();
   json totals = {{"pt", 0}, {"sfp", 0}, {"dma_in", 0}, {"dma_out", 0}, {"ring", 0}};
   for (const auto& c : cores_) {
-    json cj = json::object();
+    json cj = {{"module", traces::core_module(env_.chip, static_cast<int>(cores.size()))}};
     for (int q = 0; q < isa::kNumQueues; ++q) {
       const QueueStats& st = c->queue_stats(q);
       std::string name(isa::queue_name(static_cast<isa::Queue>(q)));
@@ -127,9 +135,9 @@ nlohmann::json Chip::stats(Cycle cycles, nlohmann::json dram) const {
             {"num_cores", n},
             {"program_cores", active_cores_},
             {"barriers", barriers_},
-            {"dram", std::move(dram)},
-            {"ring", ring_.stats()},
-            {"reduce_ring", reduce_ring_.stats()},
+            {"dram", with_module(std::move(dram), env_.module("dram"))},
+            {"ring", with_module(ring_.stats(), env_.module("ring_data"))},
+            {"reduce_ring", with_module(reduce_ring_.stats(), env_.module("ring_reduce"))},
             {"cores", std::move(cores)},
             {"busy_cycles", std::move(totals)},
             {"unit_count",

@@ -45,7 +45,7 @@ ChipModule::ChipModule(const sc_core::sc_module_name& name, const isa::Program& 
     : sc_core::sc_module(name),
       cfg_(checked(cfg, program)),
       opts_(opts),
-      env_{cfg_, program, q_, opts.functional, opts.trace},
+      env_{cfg_, program, q_, opts.functional, opts.trace, std::string(this->name())},
       driver_("sched", q_, TimeBase(cfg_.clock_ghz), opts.max_cycles),
       mem_("mem", program.dram_bytes),
       dram_(binding == DramBinding::BuiltIn

@@ -42,10 +42,10 @@ Core::Core(Env& env, Chip& chip, int id, MemPort& dram_in, MemPort& dram_out)
       loops_(isa::analyse_loops(*stream_, static_cast<size_t>(id))),
       cursor_(loops_) {
   if (env.trace && id < static_cast<int>(env.program.num_cores)) {
-    seq_track_ = env.trace->track("core " + std::to_string(id), "seq");
+    const std::string group = traces::core_module(env.chip, id);
+    seq_track_ = env.trace->track(group, "seq");
     for (int q = 0; q < isa::kNumQueues; ++q)
-      q_[q].track = env.trace->track("core " + std::to_string(id),
-                                     isa::queue_name(static_cast<isa::Queue>(q)));
+      q_[q].track = env.trace->track(group, isa::queue_name(static_cast<isa::Queue>(q)));
   }
 }
 

@@ -17,10 +17,10 @@ class FifoDram : public DramModel {
         latency_(static_cast<Cycle>(
             std::max<int64_t>(0, env.cfg.ns_to_cycles(env.cfg.dram_latency_ns)))),
         seq_(static_cast<size_t>(std::max<int64_t>(1, env.cfg.cores)), 0) {
-    if (env.trace) track_ = env.trace->track("dram", "fifo");
+    if (env.trace) track_ = env.trace->track(env.module("dram"), "fifo");
     if (env.trace)
-      trace_bw_ = std::make_unique<traces::WindowCounter>("dram", "fifo GB/s", kTraceWindowCycles,
-                                                          env.cfg.clock_ghz);
+      trace_bw_ = std::make_unique<traces::WindowCounter>(env.module("dram"), "fifo GB/s",
+                                                          kTraceWindowCycles, env.cfg.clock_ghz);
   }
 
   void submit(DramRequest req) override {

@@ -69,8 +69,8 @@ class Lpddr5Dram : public DramModel {
     }
     if (env.trace)
       for (int i = 0; i < s_.channels; ++i) {
-        tracks_.push_back(env.trace->track("dram", "ch " + std::to_string(i)));
-        bw_.emplace_back("dram", "ch " + std::to_string(i) + " GB/s", kTraceWindowCycles,
+        tracks_.push_back(env.trace->track(env.module("dram"), "ch" + std::to_string(i)));
+        bw_.emplace_back(env.module("dram"), "ch" + std::to_string(i) + " GB/s", kTraceWindowCycles,
                          env.cfg.clock_ghz);
       }
   }
@@ -339,7 +339,8 @@ nlohmann::json Lpddr5Dram::stats() const {
     busy += c.bus_busy;
     tot[0] += sum.reads, tot[1] += sum.writes, tot[2] += sum.hits, tot[3] += sum.misses;
     tot[4] += sum.conflicts, tot[5] += c.refreshes;
-    channels.push_back({{"reads", sum.reads},
+    channels.push_back({{"module", env_.module("dram") + ".ch" + std::to_string(channels.size())},
+                        {"reads", sum.reads},
                         {"writes", sum.writes},
                         {"row_hits", sum.hits},
                         {"row_misses", sum.misses},

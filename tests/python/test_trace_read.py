@@ -49,24 +49,24 @@ def test_spans_carry_args_and_tracks_cover_the_chip(cli, tmp_path):
     t = open_trace(str(run(cli, tmp_path / "t.json")))
     lx_size = t.meta["arch"]["lx.size_bytes"]
     spans = [e for e in t.events() if e["ph"] == "span"]
-    instr = [e for e in spans if e["group"].startswith("core ")
+    instr = [e for e in spans if e["group"].startswith("spyre.core_")
              and e["track"] != "seq" and not e["name"].startswith("wait")]
     assert instr
     for e in instr:
         a = e["args"]
-        assert a["core"] == int(e["group"].split()[1]) and a["pc"] >= 0 and a["kernel"]
+        assert a["core"] == int(e["group"].rsplit("_", 1)[1]) and a["pc"] >= 0 and a["kernel"]
         if e["track"] in ("pt0", "pt1", "sfp0", "sfp1", "dma_in", "dma_out"):
             assert a["lx"], e
             assert any(rw == "w" for _, _, rw in a["lx"]) or e["track"] == "dma_out"
             for addr, n, rw in a["lx"]:
                 assert rw in ("r", "w") and n > 0 and 0 <= addr and addr + n <= lx_size
-    tracks = {(e["group"].split()[0], e["track"]) for e in spans}
-    assert {("dram", "ch 0"), ("chip", "kernels")} <= tracks
-    assert any(g == "core" and tr.startswith("pt") for g, tr in tracks)
+    tracks = {(e["group"].split("_")[0], e["track"]) for e in spans}
+    assert {("spyre.dram", "ch0"), ("spyre", "kernels")} <= tracks
+    assert any(g == "spyre.core" and tr.startswith("pt") for g, tr in tracks)
     kernels = [e for e in spans if e["track"] == "kernels"]
     assert kernels and all("predicted_cycles" in k["args"] for k in kernels)
     counters = {(e["group"], e["name"].split()[0]) for e in t.events() if e["ph"] == "counter"}
-    assert ("dram", "ch") in counters and ("chip", "lx") in counters
+    assert ("spyre.dram", "ch0") in counters and ("spyre", "lx") in counters
 
 
 def test_trace_filter_keeps_units_cores_and_window(cli, tmp_path):
@@ -77,11 +77,11 @@ def test_trace_filter_keeps_units_cores_and_window(cli, tmp_path):
     assert got
     for e in got:
         if e["ph"] == "span":
-            assert e["group"] in ("core 0", "core 1")
+            assert e["group"] in ("spyre.core_0", "spyre.core_1")
             assert e["track"] in ("pt0", "pt1", "dma_in", "dma_out")
             assert e["start"] < 5000 and e["start"] + max(e["dur"], 1) > 100
         assert e["ph"] != "counter"
-    want = [e for e in full if e["ph"] == "span" and e["group"] in ("core 0", "core 1")
+    want = [e for e in full if e["ph"] == "span" and e["group"] in ("spyre.core_0", "spyre.core_1")
             and e["track"] in ("pt0", "pt1", "dma_in", "dma_out")
             and e["start"] < 5000 and e["start"] + max(e["dur"], 1) > 100]
     assert sorted(map(key, want)) == sorted(map(key, (e for e in got if e["ph"] == "span")))
@@ -119,11 +119,11 @@ def test_lx_planned_bytes_per_core_follow_the_compile_report(cli, tmp_path):
     assert want
     events = list(open_trace(str(trace)).events())
     kernels = {e["args"]["kernel_id"]: e for e in events
-               if e["ph"] == "span" and e["group"] == "chip" and e["track"] == "kernels"}
+               if e["ph"] == "span" and e["group"] == "spyre" and e["track"] == "kernels"}
     samples = {}
     for e in events:
-        if e["ph"] == "counter" and e["name"] == "lx planned bytes" and e["group"] != "chip":
-            samples.setdefault(int(e["group"].split()[1]), []).append((e["t"], e["value"]))
+        if e["ph"] == "counter" and e["name"] == "lx planned bytes" and e["group"] != "spyre":
+            samples.setdefault(int(e["group"].rsplit("_", 1)[1]), []).append((e["t"], e["value"]))
     for (core, kid), nbytes in want.items():
         start, end = kernels[kid]["start"], kernels[kid]["start"] + kernels[kid]["dur"]
         held = [v for t, v in samples[core] if start <= t < end]
@@ -138,6 +138,6 @@ def test_trace_filter_applies_to_model_files(cli, tmp_path):
     assert r.returncode == 0, r.stderr
     events = list(open_trace(str(out)).events())
     assert events and all(e["ph"] == "span" for e in events)
-    assert {(e["group"], e["track"]) for e in events} <= {("core 1", "pt0"), ("core 1", "pt1")}
+    assert {(e["group"], e["track"]) for e in events} <= {("spyre.core_1", "pt0"), ("spyre.core_1", "pt1")}
     bad = cli("run", ROOT / "tools" / "models" / "matmul.py", "--trace-filter", "core=3-1")
     assert bad.returncode == 2 and "core" in bad.stderr

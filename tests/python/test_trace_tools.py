@@ -78,7 +78,7 @@ def test_critical_path_ends_where_the_kernel_ends(rep):
         cp = k["critical_path"]
         assert cp["finish_cycle"] == k["end_cycle"]
         assert sum(cp["cycles_by_class"].values()) == k["cycles"]
-        assert cp["finisher"].startswith("core ")
+        assert cp["finisher"].startswith("spyre.core_")
         assert cp["segments"][-1]["end"] == k["end_cycle"]
 
 
@@ -87,7 +87,7 @@ def test_text_report(run_dir, rep):
     assert r.returncode == 0, r.stderr
     for k in rep["kernels"]:
         assert k["name"] in r.stdout
-    for title in ("Kernels", "Bandwidth", "Critical path", "dram/ch 0"):
+    for title in ("Kernels", "Bandwidth", "Critical path", "spyre.dram/ch0"):
         assert title in r.stdout
 
 
@@ -126,7 +126,7 @@ def test_view_writes_a_self_contained_page(run_dir, tmp_path):
     assert "<script" in page and "Bokeh" in page
     # Nothing is fetched: no script or stylesheet tag points anywhere (bokeh's code inline).
     assert not re.search(r"<script[^>]*\bsrc=|<link[^>]*\bhref=", page)
-    assert "core 0 / pt0" in page and "dram / ch 0" in page
+    assert "spyre.core_0 / pt0" in page and "spyre.dram / ch0" in page
 
 
 def test_view_window_draws_only_the_spans_in_it(run_dir, rep, tmp_path):
@@ -167,7 +167,7 @@ def test_trace_without_kernel_spans_counters_flows(run_dir, rep, tmp_path):
     doc = _load(run_dir / "trace.json")
     names = {(e["pid"], e.get("tid")): e["args"]["name"] for e in doc["traceEvents"]
              if e["ph"] == "M" and e["name"] in ("process_name", "thread_name")}
-    chip = next(pid for (pid, tid), n in names.items() if tid is None and n == "chip")
+    chip = next(pid for (pid, tid), n in names.items() if tid is None and n == "spyre")
     kernels_tid = next(tid for (pid, tid), n in names.items() if pid == chip and n == "kernels")
     events = [e for e in doc["traceEvents"] if e["ph"] not in ("C", "s", "f", "t")
               and not (e.get("pid") == chip and e.get("tid") == kernels_tid)]

@@ -22,7 +22,7 @@ def buf(name, offset, nbytes, live, kernel="k0"):
 
 
 def span(core, pc, lx, start=0, name="sfp.bin", kernel="k0"):
-    return {"ph": "span", "group": f"core {core}", "track": "sfp0", "name": name, "start": start,
+    return {"ph": "span", "group": f"spyre.core_{core}", "track": "sfp0", "name": name, "start": start,
             "dur": 1, "args": {"kernel": kernel, "core": core, "pc": pc, "lx": lx}}
 
 

@@ -68,8 +68,8 @@ def test_view_page_in_chromium(tmp_path):
         factors = d.execute_script(
             "for (const m of Bokeh.documents[0].all_models)"
             "  if (m.factors && m.factors.length > 10) return m.factors; return null")
-        for want in ("chip / barrier", "core 0 / pt0", "core 3 / dma_in", "core 1 / sfp1",
-                     "dram / ch 0"):
+        for want in ("spyre / barrier", "spyre.core_0 / pt0", "spyre.core_3 / dma_in",
+                     "spyre.core_1 / sfp1", "spyre.dram / ch0"):
             assert want in factors
         assert len(factors) == expected["tracks"]
         # The report's tables are in the page's DOM.

@@ -213,16 +213,16 @@ TEST(Chip, TraceHasOneSpanPerInstructionAndTokenWaits) {
   o.trace = &sink;
   auto r = run(program(2, kProducerConsumer, 4096), config(2), o);
   EXPECT_EQ(r.cycles, 525u);
-  const auto* neg = sink.find("core 1", "sfp0", "sfp.un");
+  const auto* neg = sink.find("spyre.core_1", "sfp0", "sfp.un");
   ASSERT_NE(neg, nullptr);
   EXPECT_EQ(neg->start, 348u);
   EXPECT_EQ(neg->dur, 9u);
   EXPECT_EQ(neg->kernel, "consume");
-  const auto* w = sink.find("core 1", "dma_in", "wait tok 0");
+  const auto* w = sink.find("spyre.core_1", "dma_in", "wait tok 0");
   ASSERT_NE(w, nullptr);
   EXPECT_EQ(w->start, 1u);
   EXPECT_EQ(w->dur, 179u);
-  EXPECT_NE(sink.find("dram", "fifo", "write"), nullptr);
+  EXPECT_NE(sink.find("spyre.dram", "fifo", "write"), nullptr);
   // tracing does not change timing
   EXPECT_EQ(run(program(2, kProducerConsumer, 4096), config(2)).stats, r.stats);
 }

@@ -136,6 +136,14 @@ TEST(ChipModule, IsATreeOfNamedModulesThatScFindObjectFinds) {
   auto* ch = dynamic_cast<DramTarget::Channel*>(sc_core::sc_find_object("spyre.dram.ch0"));
   ASSERT_NE(ch, nullptr);
   EXPECT_EQ(ch->stats(), r.stats["chip"]["dram"]["channels"][0]);
+  // the stats name the modules they describe by their paths
+  for (const auto& path :
+       {r.stats["chip"]["cores"][1]["module"], r.stats["chip"]["dram"]["module"],
+        r.stats["chip"]["dram"]["channels"][5]["module"], r.stats["chip"]["ring"]["module"],
+        r.stats["chip"]["reduce_ring"]["module"]})
+    EXPECT_NE(sc_core::sc_find_object(path.get<std::string>().c_str()), nullptr) << path;
+  EXPECT_EQ(r.stats["chip"]["cores"][1]["module"], core->name());
+  EXPECT_EQ(r.stats["chip"]["dram"]["channels"][5]["module"], "spyre.dram.ch5");
 }
 
 TEST(ChipModule, RunsAsSimulateDoes) {

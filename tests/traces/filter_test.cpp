@@ -43,15 +43,15 @@ TEST(TraceFilter, BadSyntaxNamesTheField) {
 }
 
 TEST(TraceFilter, UnitsOfTracks) {
-  EXPECT_EQ(unit_of_track("core 3", "pt1"), "pt");
-  EXPECT_EQ(unit_of_track("core 3", "sfp0"), "sfp");
-  EXPECT_EQ(unit_of_track("core 3", "seq"), "seq");
-  EXPECT_EQ(unit_of_track("dram", "ch 5"), "dram");
-  EXPECT_EQ(unit_of_track("ring", "link 3->4"), "ring");
-  EXPECT_EQ(unit_of_track("chip", "kernels"), "kernels");
-  EXPECT_EQ(unit_of_counter("chip", "lx planned bytes"), "lx");
-  EXPECT_EQ(core_of_group("core 12"), 12);
-  EXPECT_EQ(core_of_group("dram"), -1);
+  EXPECT_EQ(unit_of_track("spyre.core_3", "pt1"), "pt");
+  EXPECT_EQ(unit_of_track("spyre.core_3", "sfp0"), "sfp");
+  EXPECT_EQ(unit_of_track("spyre.core_3", "seq"), "seq");
+  EXPECT_EQ(unit_of_track("spyre.dram", "ch5"), "dram");
+  EXPECT_EQ(unit_of_track("spyre.ring_data", "link 3->4"), "ring");
+  EXPECT_EQ(unit_of_track("spyre", "kernels"), "kernels");
+  EXPECT_EQ(unit_of_counter("spyre", "lx planned bytes"), "lx");
+  EXPECT_EQ(core_of_group("spyre.core_12"), 12);
+  EXPECT_EQ(core_of_group("spyre.dram"), -1);
 }
 
 TEST(WindowCounter, SpreadsAmountsOverWindowsAndDropsToZeroAfterGaps) {

@@ -30,7 +30,7 @@ RecordingSink record() {
 
 TEST(Trace, InstructionSpansCarryCorePcKernelAndLxAccesses) {
   RecordingSink s = record();
-  const auto* un = s.find("core 1", "sfp0", "sfp.un");
+  const auto* un = s.find("spyre.core_1", "sfp0", "sfp.un");
   ASSERT_NE(un, nullptr);
   EXPECT_EQ(un->core, 1);
   EXPECT_EQ(un->pc, 4);  // wait, load, sig, wait, un
@@ -43,19 +43,19 @@ TEST(Trace, InstructionSpansCarryCorePcKernelAndLxAccesses) {
   EXPECT_EQ(un->lx[1].addr, 512);
   EXPECT_EQ(un->lx[1].bytes, 128);
   EXPECT_TRUE(un->lx[1].write);
-  const auto* load = s.find("core 1", "dma_in", "dma.load");
+  const auto* load = s.find("spyre.core_1", "dma_in", "dma.load");
   ASSERT_NE(load, nullptr);
   ASSERT_EQ(load->lx.size(), 1u);
   EXPECT_EQ(load->lx[0].addr, 256);
   EXPECT_TRUE(load->lx[0].write);
-  const auto* store = s.find("core 0", "dma_out", "dma.store");
+  const auto* store = s.find("spyre.core_0", "dma_out", "dma.store");
   ASSERT_NE(store, nullptr);
   ASSERT_EQ(store->lx.size(), 1u);
   EXPECT_FALSE(store->lx[0].write);
   // every core unit has a track, plus the sequencer
   for (const char* t : {"seq", "dma_in", "dma_out", "pt0", "pt1", "sfp0", "sfp1", "ring"})
     EXPECT_NE(std::find(s.tracks.begin(), s.tracks.end(),
-                        std::make_pair(std::string("core 0"), std::string(t))),
+                        std::make_pair(std::string("spyre.core_0"), std::string(t))),
               s.tracks.end())
         << t;
 }
@@ -77,9 +77,10 @@ TEST(Trace, TokenFlowsGoFromTheProducingToTheReleasedInstruction) {
     EXPECT_LE(a->start + a->dur, b->start);  // the consumer starts after the producer ends
     arrows.push_back(a->group + "/" + a->name + " -> " + b->group + "/" + b->name);
   }
-  const std::vector<std::string> want = {
-      "core 0/sfp.fill -> core 0/dma.store", "core 0/dma.store -> core 1/dma.load",
-      "core 1/dma.load -> core 1/sfp.un", "core 1/sfp.un -> core 1/dma.store"};
+  const std::vector<std::string> want = {"spyre.core_0/sfp.fill -> spyre.core_0/dma.store",
+                                         "spyre.core_0/dma.store -> spyre.core_1/dma.load",
+                                         "spyre.core_1/dma.load -> spyre.core_1/sfp.un",
+                                         "spyre.core_1/sfp.un -> spyre.core_1/dma.store"};
   EXPECT_EQ(arrows, want);
   for (size_t i = 0; i < s.flows.size(); ++i) EXPECT_EQ(s.flows[i].id, i + 1);
 }
@@ -93,7 +94,7 @@ TEST(Trace, DramCounterIntegratesToTheBytesMoved) {
   double bytes = 0;
   uint64_t last = 0;
   for (const auto& c : s.counters) {
-    if (c.group != "dram") continue;
+    if (c.group != "spyre.dram") continue;
     EXPECT_EQ(c.t % kTraceWindowCycles, 0u);
     EXPECT_GE(c.t, last);  // in time order
     last = c.t;
@@ -119,13 +120,13 @@ TEST(Trace, SequencerStallsAndBarriersAreSpans) {
   SimOptions o;
   o.trace = &s;
   run(program(2, prog, 4096), config(2), o);
-  const auto* drain = s.find("core 0", "seq", "drain");
-  const auto* fill = s.find("core 0", "sfp0", "sfp.fill");
+  const auto* drain = s.find("spyre.core_0", "seq", "drain");
+  const auto* fill = s.find("spyre.core_0", "sfp0", "sfp.fill");
   ASSERT_NE(drain, nullptr);
   ASSERT_NE(fill, nullptr);
   EXPECT_EQ(drain->start + drain->dur, fill->start + fill->dur);  // waits for the fill to end
-  const auto* b1 = s.find("core 1", "seq", "barrier");
-  const auto* chip = s.find("chip", "barrier", "barrier");
+  const auto* b1 = s.find("spyre.core_1", "seq", "barrier");
+  const auto* chip = s.find("spyre", "barrier", "barrier");
   ASSERT_NE(b1, nullptr);
   ASSERT_NE(chip, nullptr);
   EXPECT_EQ(b1->start + b1->dur, chip->start + chip->dur);  // released when the barrier opens
@@ -198,13 +199,13 @@ TEST(Trace, FilterKeepsOnlyTheChosenUnitsCoresAndWindow) {
   run(program(2, kProducerConsumer, 4096), config(2), o);
   size_t want = 0;
   for (const auto& s : all.spans)
-    want += s.group == "core 1" && (s.track == "sfp0" || s.track == "dma_in");
+    want += s.group == "spyre.core_1" && (s.track == "sfp0" || s.track == "dma_in");
   EXPECT_EQ(inner.spans.size(), want);
-  for (const auto& s : inner.spans) EXPECT_EQ(s.group, "core 1");
+  for (const auto& s : inner.spans) EXPECT_EQ(s.group, "spyre.core_1");
   EXPECT_TRUE(inner.counters.empty());  // dram dropped
   ASSERT_EQ(inner.flows.size(), 1u);    // load -> sfp.un only: both ends kept
   // window: only spans overlapping it
-  const auto* un = all.find("core 1", "sfp0", "sfp.un");
+  const auto* un = all.find("spyre.core_1", "sfp0", "sfp.un");
   RecordingSink w;
   traces::FilteringSink fw(w, traces::parse_trace_filter("window=" + std::to_string(un->start) +
                                                          ":" + std::to_string(un->start + 1)));
@@ -212,7 +213,7 @@ TEST(Trace, FilterKeepsOnlyTheChosenUnitsCoresAndWindow) {
   run(program(2, kProducerConsumer, 4096), config(2), o);
   for (const auto& s : w.spans)
     EXPECT_TRUE(s.start <= un->start && (s.start + s.dur > un->start || s.dur == 0)) << s.name;
-  EXPECT_NE(w.find("core 1", "sfp0", "sfp.un"), nullptr);
+  EXPECT_NE(w.find("spyre.core_1", "sfp0", "sfp.un"), nullptr);
 }
 
 }  // namespace

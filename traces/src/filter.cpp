@@ -4,6 +4,7 @@
 
 #include "spyre/error.h"
 #include "spyre/traces/chrome.h"
+#include "spyre/traces/names.h"
 #include "spyre/traces/perfetto.h"
 
 namespace spyre::traces {
@@ -101,33 +102,26 @@ TraceFilter parse_trace_filter(std::string_view spec) {
   return f;
 }
 
-int core_of_group(std::string_view group) {
-  if (!starts(group, "core ")) return -1;
-  int c = 0;
-  for (char ch : group.substr(5)) {
-    if (ch < '0' || ch > '9') return -1;
-    c = c * 10 + (ch - '0');
-  }
-  return c;
-}
-
 std::string unit_of_track(std::string_view group, std::string_view track) {
-  if (core_of_group(group) >= 0) {
-    if (starts(track, "pt")) return "pt";
-    if (starts(track, "sfp")) return "sfp";
-    return std::string(track);  // seq, dma_in, dma_out, ring
+  switch (group_kind(group)) {
+    case GroupKind::Core:
+      if (starts(track, "pt")) return "pt";
+      if (starts(track, "sfp")) return "sfp";
+      return std::string(track);  // seq, dma_in, dma_out, ring
+    case GroupKind::Dram: return "dram";
+    case GroupKind::Ring: return "ring";
+    default: return std::string(track);  // the chip: barrier, kernels
   }
-  if (group == "dram") return "dram";
-  if (starts(group, "ring") || starts(group, "reduce")) return "ring";
-  return std::string(track);  // chip: barrier, kernels
 }
 
 std::string unit_of_counter(std::string_view group, std::string_view name) {
   if (starts(name, "lx")) return "lx";
-  if (core_of_group(group) >= 0) return "seq";
-  if (group == "dram") return "dram";
-  if (starts(group, "ring") || starts(group, "reduce")) return "ring";
-  return std::string(name);
+  switch (group_kind(group)) {
+    case GroupKind::Core: return "seq";
+    case GroupKind::Dram: return "dram";
+    case GroupKind::Ring: return "ring";
+    default: return std::string(name);
+  }
 }
 
 int FilteringSink::track(std::string_view group, std::string_view track) {

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "spyre/runner/runner.h"
+#include "spyre/traces/names.h"
 
 namespace spyre::runner {
 
@@ -28,10 +29,11 @@ traces::TraceMeta trace_meta(const arch::ArchConfig& cfg, const std::string& gra
   return m;
 }
 
-// "core N" / "lx planned bytes": the bytes of the compile report's LX plan (`lx_plan.buffers`,
-// each with its kernel and the cores that hold it) that core N holds while each kernel runs,
-// 0 between kernels. Kernels follow each other through barriers, so on one core they never
-// overlap. Like the chip counter, this is the plan on the run's timeline, not a measurement.
+// "spyre.core_N" / "lx planned bytes": the bytes of the compile report's LX plan
+// (`lx_plan.buffers`, each with its kernel and the cores that hold it) that core N holds while
+// each kernel runs, 0 between kernels. Kernels follow each other through barriers, so on one core
+// they never overlap. Like the chip counter, this is the plan on the run's timeline, not a
+// measurement.
 static void trace_lx_per_core(traces::TraceSink& sink, const sim::SimResult& r,
                               const nlohmann::json& report) {
   if (!report.is_object() || !report.contains("lx_plan")) return;
@@ -47,7 +49,8 @@ static void trace_lx_per_core(traces::TraceSink& sink, const sim::SimResult& r,
     auto it = last.find(core);
     if (it != last.end() && it->second == v) return;
     if (it == last.end() && v == 0) return;
-    sink.counter("core " + std::to_string(core), "lx planned bytes", t, v);
+    sink.counter(traces::core_module(traces::kChipModule, static_cast<int>(core)),
+                 "lx planned bytes", t, v);
     last[core] = v;
   };
   for (size_t i = 0; i < r.kernels.size(); ++i) {
@@ -66,7 +69,7 @@ void trace_kernels(traces::TraceSink& sink, const sim::SimResult& r, const nlohm
   if (report.is_object() && report.contains("kernels") && report["kernels"].is_array())
     for (const auto& k : report["kernels"])
       if (k.contains("name") && k["name"].is_string()) by_name[k["name"].get<std::string>()] = &k;
-  const int track = sink.track("chip", "kernels");
+  const int track = sink.track(traces::kChipModule, "kernels");
   struct Edge {
     uint64_t t;
     int delta;  // +1 start, -1 end
@@ -115,7 +118,7 @@ void trace_kernels(traces::TraceSink& sink, const sim::SimResult& r, const nlohm
       live.erase(live.find(e.bytes));
     if (i + 1 < edges.size() && edges[i + 1].t == e.t) continue;  // one sample per cycle
     const double v = live.empty() ? 0.0 : static_cast<double>(*live.rbegin());
-    if (v != last) sink.counter("chip", "lx planned bytes", e.t, v);
+    if (v != last) sink.counter(traces::kChipModule, "lx planned bytes", e.t, v);
     last = v;
   }
   trace_lx_per_core(sink, r, report);

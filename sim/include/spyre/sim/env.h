@@ -8,6 +8,7 @@
 #include "spyre/arch/arch.h"
 #include "spyre/isa/isa.h"
 #include "spyre/sim/scheduler.h"
+#include "spyre/traces/names.h"
 #include "spyre/traces/sink.h"
 
 namespace spyre::sim {
@@ -21,6 +22,9 @@ struct Env {
   Scheduler& sched;
   bool functional = true;
   traces::TraceSink* trace = nullptr;  // null: tracing off
+  // The chip module's path: trace groups and stats name the modules under it (traces/names.h).
+  std::string chip = traces::kChipModule;
+  std::string module(const std::string& child) const { return chip + "." + child; }
 };
 
 // Where an instruction lives, for error messages: "core 1 instruction #4 (pt.mm)".

@@ -12,6 +12,7 @@ Definitions (also in tools/README.md, "trace report"):
 
 import os
 
+from . import names
 from .model import COMPUTE, MEMORY, OTHER, SYNC
 
 SLACK = 2  # cycles: a wait that ends this close to a span's start gated it (issue latency)
@@ -77,7 +78,7 @@ def merged_length(intervals):
 
 
 def kernel_windows(loaded):
-    kt = loaded.tracks.get(("chip", "kernels"))
+    kt = loaded.tracks.get(names.KERNELS)
     if kt is not None and kt.start:
         return [{"name": kt.label[i], "start": kt.start[i], "end": kt.ends[i],
                  "source": "kernel span", "args": kt.args[i] if kt.args else {}}
@@ -93,7 +94,7 @@ def kernel_windows(loaded):
     if wins:
         return sorted(({"name": k, "start": s, "end": e, "source": "kernel arg"}
                        for k, (s, e) in wins.items()), key=lambda w: (w["start"], w["name"]))
-    bt = loaded.tracks.get(("chip", "barrier"))
+    bt = loaded.tracks.get(names.BARRIER)
     bounds = [0] + (bt.ends if bt else []) + [loaded.end]
     return [{"name": f"segment {i}", "start": a, "end": b, "source": "barriers"}
             for i, (a, b) in enumerate(zip(bounds, bounds[1:])) if b > a]
@@ -115,7 +116,7 @@ def time_split(loaded, win):
     lo, hi = win["start"], win["end"]
     tot = {COMPUTE: 0, MEMORY: 0, SYNC: 0, "idle": 0}
     cores_used = 0
-    groups = sorted({g for g, _ in loaded.tracks if g.startswith("core")})
+    groups = sorted({g for g, _ in loaded.tracks if names.is_core(g)})
     for g in groups:
         by = {COMPUTE: [], MEMORY: [], SYNC: []}
         last = None
@@ -153,9 +154,9 @@ def bandwidth(loaded, arch):
     link_peak = link * clock if link else None
     rows = []
     for tr in loaded.ordered_tracks():
-        if tr.group == "dram" and tr.name.startswith("ch"):
+        if names.is_dram(tr.group) and tr.name.startswith("ch"):
             kind, peak, unit = "dram", ch_peak, word
-        elif tr.group == "ring" or tr.name.startswith("link"):
+        elif names.is_ring(tr.group) or tr.name.startswith("link"):
             kind, peak, unit = "ring", link_peak, None
         else:
             continue
@@ -192,7 +193,7 @@ def critical_path(loaded, win, max_steps=200000):
     lo, hi = win["start"], win["end"]
     cands = []
     for tr in loaded.tracks.values():
-        if not tr.group.startswith("core"):
+        if not names.is_core(tr.group):
             continue
         for i in _clip(tr, lo, hi):
             if tr.cls[i] in (COMPUTE, MEMORY):

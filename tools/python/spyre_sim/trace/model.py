@@ -12,6 +12,7 @@ import bisect
 import re
 from dataclasses import dataclass, field
 
+from . import names
 from .read import open_trace
 
 COMPUTE, MEMORY, SYNC, OTHER = "compute", "memory", "sync", "other"
@@ -24,7 +25,8 @@ def span_class(group, track, name):
         return SYNC
     if track.startswith(("pt", "sfp")):
         return COMPUTE
-    if track.startswith(("dma", "ch ", "link")) or track == "ring" or group in ("dram", "ring"):
+    if track.startswith(("dma", "link")) or track == "ring" or names.is_dram(group) \
+            or names.is_ring(group):
         return MEMORY
     return OTHER
 
@@ -80,13 +82,14 @@ def natural_key(s):
     return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", s)]
 
 
-GROUP_ORDER = {"chip": 0, "ring": 3, "dram": 4}
 TRACK_ORDER = {"kernels": 0, "barrier": 1, "seq": 0, "dma_in": 1, "pt0": 2, "pt1": 3, "sfp0": 4,
                "sfp1": 5, "dma_out": 6, "ring": 7}
 
 
 def group_sort_key(group):
-    return (GROUP_ORDER.get(group, 1 if group.startswith("core") else 2), natural_key(group))
+    rank = (0 if names.is_chip(group) else 1 if names.is_core(group) else
+            3 if names.is_ring(group) else 4 if names.is_dram(group) else 2)
+    return (rank, natural_key(group))
 
 
 def track_sort_key(track):
@@ -156,7 +159,7 @@ def load(path):
             tr.kernel.append(str(args.get("kernel") or ""))
             tr.cls.append(span_class(e["group"], e["track"], e["name"]))
             tr.nbytes.append(_bytes_of(args))
-            if key == ("chip", "kernels"):
+            if key == names.KERNELS:
                 if tr.args is None:
                     tr.args = []
                 tr.args.append(args)

@@ -26,6 +26,8 @@ import json
 import os
 import struct
 
+from . import names
+
 
 def instr_index(args):
     """An instruction span's dynamic index: "dyn" where the stream has hardware loops, else
@@ -94,7 +96,7 @@ class _ChromeTrace(Trace):
             for e in self._raw():
                 if e.get("ph") == "M" and e.get("name") == "process_name":
                     name = str((e.get("args") or {}).get("name"))
-                    if name.startswith("core "):
+                    if names.is_core(name):
                         groups.add(name)
             meta["cores"] = len(groups)
 

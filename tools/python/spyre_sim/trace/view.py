@@ -17,6 +17,7 @@ import time
 
 import numpy as np
 
+from . import names
 from .model import COMPUTE, MEMORY, OTHER, SYNC, natural_key, group_sort_key
 from .report import kernel_rows, link_rows, path_rows
 
@@ -138,7 +139,7 @@ def _kernel_names(p, loaded):
     """Kernel names written on their chip/kernels bars (clipped by the plot, not by the bar)."""
     from bokeh.models import ColumnDataSource
 
-    kt = loaded.tracks.get(("chip", "kernels"))
+    kt = loaded.tracks.get(names.KERNELS)
     if kt is None or not kt.start:
         return
     src = ColumnDataSource({"x": np.asarray(kt.start, dtype=np.float64),
@@ -183,8 +184,11 @@ def _utilisation(loaded, edges):
     width = edges[1] - edges[0]
     kinds = {}
     for tr in loaded.tracks.values():
-        kind = tr.name.rstrip("0123456789") if tr.group.startswith("core") else tr.group
-        if kind in ("seq", "ring", "chip") or not tr.start:
+        if names.is_core(tr.group):
+            kind = tr.name.rstrip("0123456789")
+        else:
+            kind = "chip" if names.is_chip(tr.group) else tr.group.rsplit(".", 1)[-1]
+        if kind in ("seq", "ring", "ring_data", "chip") or not tr.start:
             continue
         kind = "dram channels" if kind == "dram" else kind
         idx = [i for i, c in enumerate(tr.cls) if c in (COMPUTE, MEMORY)]

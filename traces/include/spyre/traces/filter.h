@@ -4,7 +4,7 @@
 // Syntax: fields `key=value` separated by ';', each key at most once, spaces ignored:
 //   unit=LIST    units to keep: seq dma (= dma_in,dma_out) dma_in dma_out pt sfp ring dram
 //                barrier kernels lx  (comma-separated)
-//   core=LIST    cores to keep, e.g. 0-3,8 (applies to the "core N" groups; chip-wide groups
+//   core=LIST    cores to keep, e.g. 0-3,8 (applies to the "spyre.core_N" groups; chip-wide groups
 //                such as dram and ring are kept unless `unit` drops them)
 //   window=A:B   cycles [A, B); either side may be empty (A defaults to 0, B to the end)
 // e.g. `unit=pt,dma;core=0-3;window=1000:50000`. A bad field throws spyre::Error naming it
@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "spyre/traces/names.h"
 #include "spyre/traces/sink.h"
 
 namespace spyre::traces {
@@ -30,11 +31,10 @@ struct TraceFilter {
 
 TraceFilter parse_trace_filter(std::string_view spec);
 
-// The unit a track or counter belongs to ("pt" for core N / pt1, "dram" for dram / ch 3, ...),
-// and the core of a "core N" group (-1 otherwise).
+// The unit a track or counter belongs to ("pt" for spyre.core_N / pt1, "dram" for spyre.dram /
+// ch3, ...); group names in names.h.
 std::string unit_of_track(std::string_view group, std::string_view track);
 std::string unit_of_counter(std::string_view group, std::string_view name);
-int core_of_group(std::string_view group);
 
 // Passes to `inner` only what the filter keeps; tracks reach `inner` when first used.
 class FilteringSink : public TraceSink {

@@ -52,7 +52,8 @@ class TraceSink {
  public:
   virtual ~TraceSink() = default;
   // Declares a track once before events use it: `group` is a process-level lane (e.g.
-  // "core 3", "dram"), `track` a thread-level lane inside it ("pt0", "dma_in"). Returns an id.
+  // "spyre.core_3", "spyre.dram": names.h), `track` a thread-level lane inside it ("pt0",
+  // "dma_in"). Returns an id.
   virtual int track(std::string_view group, std::string_view track) = 0;
   // A span of work on a track: [start, start+dur) cycles.
   virtual void span(int track, std::string_view name, uint64_t start_cycle, uint64_t dur_cycles,
