@@ -13,8 +13,9 @@ nlohmann::json with_module(nlohmann::json stats, const std::string& module) {
 }
 }  // namespace
 
-Chip::Chip(Env& env, const std::function<MemPort&(int, bool)>& port_of)
+Chip::Chip(Env& env, ChipPorts ports)
     : env_(env),
+      ports_(std::move(ports)),
       ring_(env.cfg, &env.sched),
       reduce_ring_(env.cfg, &env.sched),
       active_cores_(static_cast<int>(env.program.num_cores)),
@@ -24,8 +25,7 @@ Chip::Chip(Env& env, const std::function<MemPort&(int, bool)>& port_of)
     ring_.set_trace(env.trace, env.module("ring_data"), kTraceWindowCycles);
     reduce_ring_.set_trace(env.trace, env.module("ring_reduce"), kTraceWindowCycles);
   }
-  for (int c = 0; c < env.cfg.cores; ++c)
-    cores_.push_back(std::make_unique<Core>(env, *this, c, port_of(c, false), port_of(c, true)));
+  for (int c = 0; c < env.cfg.cores; ++c) cores_.push_back(std::make_unique<Core>(env, *this, c));
 }
 
 void Chip::start() {

@@ -37,7 +37,17 @@ CoreModule::CoreModule(const sc_core::sc_module_name& name, EventDriver& driver,
       dma_in("dma_in", driver, id, false),
       dma_out("dma_out", driver, id, true),
       lx("lx"),
+      lx_socket("lx_socket"),
+      units_lx(this->name(), [this] { return lx_socket.operator->(); }),
       id_(id) {}
+
+RingModule::RingModule(const sc_core::sc_module_name& name, const Ring& ring, int64_t cores)
+    : sc_core::sc_module(name), lx_socket("lx_socket"), ring_(ring) {
+  for (int c = 0; c < cores; ++c)
+    ports_.push_back(
+        std::make_unique<LxInitiator>(std::string(this->name()) + " to core " + std::to_string(c),
+                                      [this, c] { return lx_socket[c]; }));
+}
 
 ChipModule::ChipModule(const sc_core::sc_module_name& name, const isa::Program& program,
                        const arch::ArchConfig& cfg, const SimOptions& opts, DeviceMemory* image,
@@ -53,18 +63,32 @@ ChipModule::ChipModule(const sc_core::sc_module_name& name, const isa::Program& 
                                                opts.functional ? image : nullptr)
                 : nullptr),
       cores_(make_cores(driver_, cfg_.cores)),
-      chip_(env_,
-            [this](int c, bool write) -> MemPort& {
-              CoreModule& m = *cores_[static_cast<size_t>(c)];
-              return write ? static_cast<MemPort&>(m.dma_out) : m.dma_in;
-            }),
-      ring_data_("ring_data", chip_.ring()),
-      ring_reduce_("ring_reduce", chip_.reduce_ring()),
+      chip_(env_, ChipPorts{[this](int c, bool write) -> MemPort& {
+                              CoreModule& m = *cores_[static_cast<size_t>(c)];
+                              return write ? static_cast<MemPort&>(m.dma_out) : m.dma_in;
+                            },
+                            [this](int c, LxUser user) -> LxPort& {
+                              CoreModule& m = *cores_[static_cast<size_t>(c)];
+                              switch (user) {
+                                case LxUser::Units: return m.units_lx;
+                                case LxUser::DmaIn: return m.dma_in.lx;
+                                case LxUser::DmaOut: return m.dma_out.lx;
+                                case LxUser::RingData: return ring_data_.lx_port(c);
+                                default: return ring_reduce_.lx_port(c);
+                              }
+                            }}),
+      ring_data_("ring_data", chip_.ring(), cfg_.cores),
+      ring_reduce_("ring_reduce", chip_.reduce_ring(), cfg_.cores),
       barrier_("barrier") {
   for (auto& m : cores_) {
     m->attach(chip_.core(m->id()));
     m->dma_in.socket.bind(mem_.dma_socket);
     m->dma_out.socket.bind(mem_.dma_socket);
+    m->lx_socket.bind(m->lx.socket);
+    m->dma_in.lx_socket.bind(m->lx.socket);
+    m->dma_out.lx_socket.bind(m->lx.socket);
+    ring_data_.lx_socket.bind(m->lx.socket);
+    ring_reduce_.lx_socket.bind(m->lx.socket);
   }
   if (dram_) mem_.dram_socket.bind(dram_->socket);
   if (dram_ && opts.functional && image && image->size() < program.dram_bytes)

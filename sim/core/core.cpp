@@ -27,18 +27,23 @@ std::vector<Dim> dma_dims(const isa::Instr& in, const char* side) {
 }
 }  // namespace
 
-Core::Core(Env& env, Chip& chip, int id, MemPort& dram_in, MemPort& dram_out)
+Core::Core(Env& env, Chip& chip, int id)
     : env_(env),
       chip_(chip),
       id_(id),
+      units_lx_(chip.ports().lx(id, LxUser::Units)),
       stream_(id < static_cast<int>(env.program.cores.size())
                   ? &env.program.cores[static_cast<size_t>(id)]
                   : &kNoInstrs),
       lx_(env.cfg),
-      dma_in_(std::make_unique<DmaEngine>(env, dram_in, id, false, chip.ring(),
-                                          [&chip](int c) -> Lx& { return chip.core(c).lx(); })),
-      dma_out_(std::make_unique<DmaEngine>(env, dram_out, id, true, chip.ring(),
-                                           [&chip](int c) -> Lx& { return chip.core(c).lx(); })),
+      dma_in_(std::make_unique<DmaEngine>(
+          env, chip.ports().dram(id, false), id, false, chip.ring(),
+          chip.ports().lx(id, LxUser::DmaIn),
+          [&chip](int c) -> LxPort& { return chip.ring_lx(false, c); })),
+      dma_out_(std::make_unique<DmaEngine>(
+          env, chip.ports().dram(id, true), id, true, chip.ring(),
+          chip.ports().lx(id, LxUser::DmaOut),
+          [&chip](int c) -> LxPort& { return chip.ring_lx(false, c); })),
       loops_(isa::analyse_loops(*stream_, static_cast<size_t>(id))),
       cursor_(loops_) {
   if (env.trace && id < static_cast<int>(env.program.num_cores)) {
@@ -241,7 +246,7 @@ void Core::check_bounds(const Slot& e) const {
     check_range(strided_range(in.get("lx"), {{n, in.get("lx_stride")}}, bytes), lx_size, "LX", at);
     if (!env_.functional) return;  // index values exist only when data is simulated
     // data() allocates LX storage lazily; reading it changes nothing observable.
-    const std::vector<int64_t> idx = index_vector(const_cast<Lx&>(lx_).data(), in);
+    const std::vector<int64_t> idx = index_vector(lx_data(), in);
     for (size_t j = 0; j < idx.size(); ++j) {
       if (idx[j] < 0 || idx[j] >= in.get("limit"))
         SPYRE_FAIL("spyre/core/instr", at.where(),
@@ -308,7 +313,7 @@ void Core::launch(int q, Slot e) {
     case Opcode::RingReduce: launch_ring(q); return;
     default: {
       const Cycle cycles = is_pt(in.op) ? pt_cycles(env_.cfg, in) : sfp_cycles(env_.cfg, in);
-      env_.sched.at(lx_.access(s.start, cycles, lx_regions(in), s.start), done);
+      env_.sched.at(units_lx_.access(s.start, cycles, lx_regions(in), s.start), done);
       return;
     }
   }
@@ -328,8 +333,9 @@ void Core::launch_ring(int q) {
         const Cycle now = env_.sched.now();
         const Cycle d = static_cast<Cycle>(
             ceil_div(bytes, std::max<int64_t>(1, env_.cfg.ring_link_bytes_per_cycle)));
-        const Cycle src_end = lx_.access(a.start, d, {LxRegion{src, bytes}}, now);
-        const Cycle dst_end = chip_.core(dst).lx().access(
+        const Cycle src_end =
+            chip_.ring_lx(red, id_).access(a.start, d, {LxRegion{src, bytes}}, now);
+        const Cycle dst_end = chip_.ring_lx(red, dst).access(
             a.cycle - d, d, {LxRegion{to, bytes, 1, 0, red ? 2 : 1}}, now);
         const Cycle end =
             std::max({a.cycle, src_end, dst_end}) +
@@ -393,7 +399,7 @@ void Core::execute(const isa::Instr& in) {
     case Opcode::DmaLoad:
     case Opcode::DmaStore: {
       const bool load = in.op == Opcode::DmaLoad;
-      uint8_t* lx = lx_.data();
+      uint8_t* lx = lx_data();
       uint8_t* dram = chip_.dram_data();
       const int64_t bytes = in.get("bytes"), rows = in.get("rows"), reps = in.get("reps");
       const int64_t outer = in.get("outer");
@@ -403,7 +409,7 @@ void Core::execute(const isa::Instr& in) {
       const int64_t dout = in.get("dram_outer"), lout = in.get("lx_outer");
       std::vector<uint8_t*> lxs{lx};
       if (load)
-        for (int c : mcast_targets(in)) lxs.push_back(chip_.core(c).lx().data());
+        for (int c : mcast_targets(in)) lxs.push_back(chip_.ring_lx(false, c).data());
       for (int64_t o = 0; o < outer; ++o)
         for (int64_t rep = 0; rep < reps; ++rep)
           for (int64_t r = 0; r < rows; ++r) {
@@ -418,24 +424,25 @@ void Core::execute(const isa::Instr& in) {
       return;
     }
     case Opcode::DmaGather: {
-      const std::vector<int64_t> idx = index_vector(lx_.data(), in);
+      const std::vector<int64_t> idx = index_vector(lx_data(), in);
       for (size_t j = 0; j < idx.size(); ++j)
-        std::memmove(lx_.data() + in.get("lx") + static_cast<int64_t>(j) * in.get("lx_stride"),
+        std::memmove(lx_data() + in.get("lx") + static_cast<int64_t>(j) * in.get("lx_stride"),
                      chip_.dram_data() + in.get("dram") + idx[j] * in.get("dram_stride"),
                      static_cast<size_t>(in.get("bytes")));
       return;
     }
     case Opcode::DmaScatter: {  // in order of i: a later row wins where rows overlap
-      const std::vector<int64_t> idx = index_vector(lx_.data(), in);
+      const std::vector<int64_t> idx = index_vector(lx_data(), in);
       for (size_t j = 0; j < idx.size(); ++j)
         std::memmove(chip_.dram_data() + in.get("dram") + idx[j] * in.get("dram_stride"),
-                     lx_.data() + in.get("lx") + static_cast<int64_t>(j) * in.get("lx_stride"),
+                     lx_data() + in.get("lx") + static_cast<int64_t>(j) * in.get("lx_stride"),
                      static_cast<size_t>(in.get("bytes")));
       return;
     }
     case Opcode::RingReduce: {
-      uint8_t* dst = chip_.core(static_cast<int>(in.get("dst_core"))).lx().data() + in.get("dst");
-      const uint8_t* src = lx_.data() + in.get("src");
+      uint8_t* dst =
+          chip_.ring_lx(true, static_cast<int>(in.get("dst_core"))).data() + in.get("dst");
+      const uint8_t* src = lx_data() + in.get("src");
       for (int64_t e = 0; e < in.get("bytes") / 4; ++e) {
         float x, y;
         std::memcpy(&x, src + 4 * e, 4);
@@ -446,13 +453,13 @@ void Core::execute(const isa::Instr& in) {
       return;
     }
     case Opcode::RingSend: {
-      Core& dst = chip_.core(static_cast<int>(in.get("dst_core")));
-      std::memmove(dst.lx().data() + in.get("dst"), lx_.data() + in.get("src"),
-                   static_cast<size_t>(in.get("bytes")));
+      std::memmove(
+          chip_.ring_lx(false, static_cast<int>(in.get("dst_core"))).data() + in.get("dst"),
+          lx_data() + in.get("src"), static_cast<size_t>(in.get("bytes")));
       return;
     }
-    case Opcode::PtMatmul: pt_execute(lx_.data(), in); return;
-    default: sfp_execute(lx_.data(), in); return;
+    case Opcode::PtMatmul: pt_execute(lx_data(), in); return;
+    default: sfp_execute(lx_data(), in); return;
   }
 }
 

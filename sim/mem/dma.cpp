@@ -26,8 +26,8 @@ std::vector<int64_t> index_vector(const uint8_t* lx, const isa::Instr& in) {
   return out;
 }
 
-DmaEngine::DmaEngine(Env& env, MemPort& dram, int core, bool write, Ring& ring,
-                     std::function<Lx&(int)> lx_of)
+DmaEngine::DmaEngine(Env& env, MemPort& dram, int core, bool write, Ring& ring, LxPort& lx,
+                     std::function<LxPort&(int)> ring_lx)
     : env_(env),
       dram_(dram),
       core_(core),
@@ -35,7 +35,8 @@ DmaEngine::DmaEngine(Env& env, MemPort& dram, int core, bool write, Ring& ring,
       rate_(std::max<int64_t>(
           1, write ? env.cfg.dma_write_bytes_per_cycle : env.cfg.dma_read_bytes_per_cycle)),
       ring_(ring),
-      lx_of_(std::move(lx_of)) {}
+      lx_(lx),
+      ring_lx_(std::move(ring_lx)) {}
 
 void DmaEngine::start(const isa::Instr& in, std::function<void()> done) {
   indexed_.clear();
@@ -48,7 +49,7 @@ void DmaEngine::start(const isa::Instr& in, std::function<void()> done) {
     lx_stride_ = in.get("lx_stride");
     lx_rep_ = lx_outer_ = dram_stride_ = dram_rep_ = dram_outer_ = 0;
     dram0_ = 0;
-    const std::vector<int64_t> idx = index_vector(lx_of_(core_).data(), in);
+    const std::vector<int64_t> idx = index_vector(lx_.data(), in);
     const int64_t limit = in.get("limit");
     for (int64_t k : idx)  // out-of-range only in timing-only runs (no data): row 0
       indexed_.push_back(in.get("dram") + (k >= 0 && k < limit ? k : 0) * in.get("dram_stride"));
@@ -109,8 +110,7 @@ void DmaEngine::issue() {
   const Cycle dur = ceil_div(piece, rate_);
   Cycle stall = 0;
   if (write_) {  // the piece is read from LX before it goes out
-    Lx& lx = lx_of_(core_);
-    stall = lx.access(now, dur, {LxRegion{lx_addr, piece}}, now) - (now + dur);
+    stall = lx_.access(now, dur, {LxRegion{lx_addr, piece}}, now) - (now + dur);
   }
   if (stall == 0)
     submit(piece, lx_addr, dram_addr);
@@ -147,7 +147,7 @@ void DmaEngine::landed(int64_t piece, int64_t lx_addr) {
     const Cycle dur = ceil_div(piece, rate_);
     const Cycle start = now > dur ? now - dur : 0;
     const Cycle in_lx =
-        std::max(now, lx_of_(core_).access(start, now - start, {LxRegion{lx_addr, piece}}, now));
+        std::max(now, lx_.access(start, now - start, {LxRegion{lx_addr, piece}}, now));
     if (!targets_.empty()) {
       ++in_transit_;
       auto forward = [this, piece, lx_addr] {
@@ -157,9 +157,9 @@ void DmaEngine::landed(int64_t piece, int64_t lx_addr) {
                             piece, std::max<int64_t>(1, env_.cfg.ring_link_bytes_per_cycle));
                         Cycle last = 0;
                         for (const Ring::Arrival& a : arr)
-                          last = std::max(last, lx_of_(a.core).access(a.cycle - d, d,
-                                                                      {LxRegion{lx_addr, piece}},
-                                                                      env_.sched.now()));
+                          last = std::max(last, ring_lx_(a.core).access(a.cycle - d, d,
+                                                                        {LxRegion{lx_addr, piece}},
+                                                                        env_.sched.now()));
                         delivered(last);
                       });
       };

@@ -3,6 +3,7 @@
 #include "spyre/sim/mem_tlm.h"
 
 #include <string>
+#include <utility>
 
 #include "spyre/sim/report.h"
 
@@ -23,12 +24,14 @@ std::string range_of(const tlm::tlm_generic_payload& gp) {
 
 // Runs `fn` at the first cycle at or after sc_time_stamp() + delay: now, if that is the
 // driver's current cycle and `now_ok`; else as an event of that cycle.
-void at_time(EventDriver& driver, const sc_core::sc_time& delay, bool now_ok,
-             std::function<void()> fn) {
+// (A template, so the common immediate case builds no std::function.)
+template <typename Fn>
+void at_time(EventDriver& driver, const sc_core::sc_time& delay, bool now_ok, Fn&& fn) {
   EventQueue& q = driver.queue();
+  if (now_ok && driver.in_cycle() && delay == sc_core::SC_ZERO_TIME) return fn();
   const Cycle c = driver.time_base().cycle_at_or_after(sc_core::sc_time_stamp() + delay);
   if (now_ok && driver.in_cycle() && c == q.now()) return fn();
-  q.at(c, std::move(fn));
+  q.at(c, std::forward<Fn>(fn));
   driver.wake();
 }
 }  // namespace
@@ -36,7 +39,13 @@ void at_time(EventDriver& driver, const sc_core::sc_time& delay, bool now_ok,
 // ---- DmaPort ----
 
 DmaPort::DmaPort(const sc_core::sc_module_name& name, EventDriver& driver, int core, bool write)
-    : sc_core::sc_module(name), socket("socket"), driver_(driver), core_(core), write_(write) {
+    : sc_core::sc_module(name),
+      socket("socket"),
+      lx_socket("lx_socket"),
+      lx(this->name(), [this] { return lx_socket.operator->(); }),
+      driver_(driver),
+      core_(core),
+      write_(write) {
   socket.register_nb_transport_bw(this, &DmaPort::nb_transport_bw);
 }
 

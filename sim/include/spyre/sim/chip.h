@@ -2,7 +2,8 @@
 // The chip's logic for one run, built from the ArchConfig: cfg.cores cores (those beyond the
 // program's num_cores stay idle), the data and reduce rings and the chip-wide barrier. Device
 // memory is reached through ports: each DMA engine's MemPort (under the kernel its TLM-2.0
-// initiator, chip_module.h) and, in functional runs, the device memory's bytes (DMI).
+// initiator, chip_module.h) and, in functional runs, the device memory's bytes (DMI); every
+// LX through the LxPort of the unit that touches it (lx_tlm.h).
 // Barrier: opens barrier_latency_cycles after the last of the program's cores arrives.
 #include <cstdint>
 #include <functional>
@@ -20,10 +21,20 @@
 
 namespace spyre::sim {
 
+// Who reaches an LX: a core's own units (PT and SFP), its DMA engines, or a ring.
+enum class LxUser { Units, DmaIn, DmaOut, RingData, RingReduce };
+
+struct ChipPorts {
+  // The MemPort of core c's dma_in (write false) or dma_out engine.
+  std::function<MemPort&(int c, bool write)> dram;
+  // The port through which `user` reaches core c's LX: core c's own units and engines, or a
+  // ring (delivering to or reading from core c).
+  std::function<LxPort&(int c, LxUser user)> lx;
+};
+
 class Chip {
  public:
-  // `port_of(core, write)`: the MemPort of that core's dma_in (write false) or dma_out engine.
-  Chip(Env& env, const std::function<MemPort&(int, bool)>& port_of);
+  Chip(Env& env, ChipPorts ports);
   void start();
   bool all_halted() const;
   Cycle end_cycle() const;  // the cycle the last core halted
@@ -32,6 +43,11 @@ class Chip {
   Core& core(int i) { return *cores_[static_cast<size_t>(i)]; }
   Ring& ring() { return ring_; }                // the data ring
   Ring& reduce_ring() { return reduce_ring_; }  // the reduce ring (ring.red)
+  const ChipPorts& ports() const { return ports_; }
+  // The data ring's (or with `reduce` the reduce ring's) port to core c's LX.
+  LxPort& ring_lx(bool reduce, int c) {
+    return ports_.lx(c, reduce ? LxUser::RingReduce : LxUser::RingData);
+  }
   // The device memory's bytes for functional copies (set before start(); null when timing only).
   uint8_t* dram_data() { return dram_data_; }
   void set_dram_data(uint8_t* p) { dram_data_ = p; }
@@ -52,6 +68,7 @@ class Chip {
 
  private:
   Env& env_;
+  ChipPorts ports_;
   uint8_t* dram_data_ = nullptr;
   Ring ring_, reduce_ring_;
   std::vector<std::unique_ptr<Core>> cores_;

@@ -56,8 +56,8 @@ struct QueueStats {
 
 class Core {
  public:
-  // `dram_in` / `dram_out`: the memory ports of its load and store DMA engines.
-  Core(Env& env, Chip& chip, int id, MemPort& dram_in, MemPort& dram_out);
+  // Its memory and LX ports come from chip.ports().
+  Core(Env& env, Chip& chip, int id);
   void start();  // the sequencer begins at cycle now (0); a core without a stream halts at once
   bool halted() const { return phase_ == Phase::Halted; }
   Cycle halt_cycle() const { return halt_cycle_; }
@@ -122,9 +122,12 @@ class Core {
   std::vector<traces::LxAccess> lx_accesses(const isa::Instr& in) const;
   std::string_view kernel_name(const isa::Instr& in) const;
 
+  uint8_t* lx_data() const { return units_lx_.data(); }  // this core's LX bytes
+
   Env& env_;
   Chip& chip_;
   int id_;
+  LxPort& units_lx_;  // PT and SFP operands
   const std::vector<isa::Instr>* stream_;
   Lx lx_;
   std::unique_ptr<DmaEngine> dma_in_, dma_out_;

@@ -39,9 +39,10 @@ std::vector<int64_t> index_vector(const uint8_t* lx, const isa::Instr& in);
 
 class DmaEngine {
  public:
-  // `lx_of(c)` is core c's LX (c == core: this core's); `ring` carries multicasts.
-  DmaEngine(Env& env, MemPort& dram, int core, bool write, Ring& ring,
-            std::function<Lx&(int)> lx_of);
+  // `lx`: this engine's port to its core's LX; `ring` carries multicasts, and `ring_lx(c)` is
+  // the data ring's port to core c's LX (where a multicast lands).
+  DmaEngine(Env& env, MemPort& dram, int core, bool write, Ring& ring, LxPort& lx,
+            std::function<LxPort&(int)> ring_lx);
   // Starts `in` (dma.load or dma.store) now; `done` runs when its last request has landed.
   void start(const isa::Instr& in, std::function<void()> done);
 
@@ -59,7 +60,8 @@ class DmaEngine {
   bool write_;
   int64_t rate_;
   Ring& ring_;
-  std::function<Lx&(int)> lx_of_;
+  LxPort& lx_;
+  std::function<LxPort&(int)> ring_lx_;
   // Current instruction: iteration (outer, rep, row, offset in row) over its pieces.
   int64_t bytes_ = 0, rows_ = 0, reps_ = 0, outer_ = 0;
   int64_t lx0_ = 0, lx_stride_ = 0, lx_rep_ = 0, lx_outer_ = 0;

@@ -35,12 +35,22 @@ struct LxRegion {
   int64_t base = 0, row_bytes = 0, rows = 1, row_stride = 0, times = 1;
 };
 
-class Lx {
+// How a unit reaches an LX: the Lx itself (plain unit tests), or under the kernel a TLM-2.0
+// initiator bound to the LX module's target socket (LxInitiator, lx_tlm.h).
+class LxPort {
+ public:
+  virtual ~LxPort() = default;
+  // Books the accesses of `regions` over [start, start + dur): Lx::access; returns F.
+  virtual Cycle access(Cycle start, Cycle dur, const std::vector<LxRegion>& regions, Cycle now) = 0;
+  virtual uint8_t* data() = 0;  // the LX bytes (functional copies)
+};
+
+class Lx : public LxPort {
  public:
   // Throws spyre::Error when lx.banks or lx.bank_bytes_per_cycle is not positive.
   explicit Lx(const arch::ArchConfig& cfg);
   int64_t size_bytes() const { return size_; }
-  uint8_t* data() {
+  uint8_t* data() override {
     if (mem_.empty()) mem_.assign(static_cast<size_t>(size_), 0);
     return mem_.data();
   }
@@ -52,7 +62,7 @@ class Lx {
   // current cycle (bookings that ended well before it are forgotten).
   Cycle book(Cycle start, Cycle dur, const std::vector<uint64_t>& per_bank, Cycle now);
   // demand() of every region, then book().
-  Cycle access(Cycle start, Cycle dur, const std::vector<LxRegion>& regions, Cycle now);
+  Cycle access(Cycle start, Cycle dur, const std::vector<LxRegion>& regions, Cycle now) override;
 
   nlohmann::json stats() const;  // [{"accesses":..,"conflict_stall_cycles":..}] per bank
 

@@ -38,6 +38,7 @@
 
 #include "spyre/sim/dram.h"
 #include "spyre/sim/kernel.h"
+#include "spyre/sim/lx_tlm.h"
 #include "spyre/sim/simulate.h"
 
 namespace spyre::sim {
@@ -59,6 +60,8 @@ struct DramRequestExt : tlm::tlm_extension<DramRequestExt> {
 class DmaPort : public sc_core::sc_module, public MemPort, public tlm::tlm_mm_interface {
  public:
   tlm_utils::simple_initiator_socket<DmaPort> socket;
+  tlm_utils::simple_initiator_socket<DmaPort> lx_socket;  // to its core's LX (lx_tlm.h)
+  LxInitiator lx;
   DmaPort(const sc_core::sc_module_name& name, EventDriver& driver, int core, bool write);
   void submit(DramRequest req) override;
   void free(tlm::tlm_generic_payload* gp) override;  // tlm_mm_interface
