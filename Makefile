@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 BUILD := $(ROOT)/build
 JOBS ?= 2
 PYTHON ?= python3
-APT_PACKAGES := cmake g++ pkg-config libsystemc-dev libyaml-cpp-dev \
+APT_PACKAGES := cmake g++ pkg-config libsystemc-dev libboost-dev libyaml-cpp-dev \
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev clang-format \
   chromium chromium-driver
 DEMO_OUT ?= spyre-sim-out/demo

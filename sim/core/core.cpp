@@ -345,8 +345,8 @@ void Core::launch_ring(int q) {
       });
 }
 
-std::vector<LxRegion> Core::lx_regions(const isa::Instr& in) const {
-  std::vector<LxRegion> out;
+LxRegions Core::lx_regions(const isa::Instr& in) const {
+  LxRegions out;
   if (is_pt(in.op)) {
     // Bytes of `e` elements: I4 packs two per byte; isa::validate keeps its lda and ldb even,
     // so every row starts on a byte and the row strides below are exact.

@@ -68,7 +68,7 @@ std::vector<LxAccess> Core::lx_accesses(const isa::Instr& in) const {
       add_rows(out, in.get("src"), in.get("bytes"), 1, 0, false);
       break;
     case Opcode::PtMatmul: {
-      const std::vector<LxRegion> r = lx_regions(in);  // A, B, C
+      const LxRegions r = lx_regions(in);  // A, B, C
       for (size_t k = 0; k < r.size(); ++k) {
         const bool c = k == 2;
         add_rows(out, r[k].base, r[k].row_bytes, r[k].rows, r[k].row_stride, c);
@@ -80,7 +80,7 @@ std::vector<LxAccess> Core::lx_accesses(const isa::Instr& in) const {
     default: {
       if (isa::op_info(in.op).unit != isa::Unit::Sfp) break;
       // lx_regions lists the operands present in the order dst, a, b, c; every SFP op has dst.
-      const std::vector<LxRegion> r = lx_regions(in);
+      const LxRegions r = lx_regions(in);
       for (size_t k = 0; k < r.size(); ++k)
         add_rows(out, r[k].base, r[k].row_bytes, r[k].rows, r[k].row_stride, k == 0);
       if (in.op == Opcode::SfpReduce && in.get("acc") && !r.empty())

@@ -29,7 +29,7 @@ Lx::Lx(const arch::ArchConfig& cfg)
   bank_.resize(static_cast<size_t>(banks_));
 }
 
-void Lx::demand(const LxRegion& region, std::vector<uint64_t>& per_bank) const {
+void Lx::demand(const LxRegion& region, BankCounts& per_bank) const {
   if (region.rows <= 0 || region.row_bytes <= 0 || region.times <= 0) return;
   LxRegion r = region;
   if (r.rows > 1 && std::abs(r.row_stride) < chunk_) {  // rows packed closer than a chunk coalesce
@@ -45,7 +45,7 @@ void Lx::demand(const LxRegion& region, std::vector<uint64_t>& per_bank) const {
   const int64_t period = span / std::gcd(s == 0 ? span : s, span);
   const int64_t walk = std::min(r.rows, period);
   const int64_t full = r.rows / walk, rest = r.rows % walk;
-  std::vector<uint64_t> cnt(static_cast<size_t>(nb), 0), prefix;
+  BankCounts cnt(static_cast<size_t>(nb), 0), prefix;
   for (int64_t row = 0; row < walk; ++row) {
     if (row == rest && rest > 0) prefix = cnt;
     const int64_t a = r.base + row * r.row_stride;
@@ -67,7 +67,7 @@ void Lx::demand(const LxRegion& region, std::vector<uint64_t>& per_bank) const {
 
 double Lx::finish(const Bank& b, double start, double u, double rate) const {
   // Breakpoints of the earlier bookings' summed rate after `start`.
-  std::vector<double> pts;
+  boost::container::small_vector<double, 16> pts;
   for (const Booking& x : b.booked) {
     if (x.to <= start) continue;
     if (x.from > start) pts.push_back(x.from);
@@ -88,7 +88,7 @@ double Lx::finish(const Bank& b, double start, double u, double rate) const {
   return t + left / std::min(rate, 1.0);
 }
 
-Cycle Lx::book(Cycle start, Cycle dur, const std::vector<uint64_t>& per_bank, Cycle now) {
+Cycle Lx::book(Cycle start, Cycle dur, const BankCounts& per_bank, Cycle now) {
   const Cycle natural = start + dur;
   const double d = static_cast<double>(std::max<Cycle>(1, dur));
   Cycle end = natural;
@@ -113,8 +113,8 @@ Cycle Lx::book(Cycle start, Cycle dur, const std::vector<uint64_t>& per_bank, Cy
   return end;
 }
 
-Cycle Lx::access(Cycle start, Cycle dur, const std::vector<LxRegion>& regions, Cycle now) {
-  std::vector<uint64_t> per_bank(static_cast<size_t>(banks_), 0);
+Cycle Lx::access(Cycle start, Cycle dur, const LxRegions& regions, Cycle now) {
+  BankCounts per_bank(static_cast<size_t>(banks_), 0);
   for (const LxRegion& r : regions) demand(r, per_bank);
   return book(start, dur, per_bank, now);
 }

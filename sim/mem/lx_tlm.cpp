@@ -23,7 +23,7 @@ tlm::tlm_fw_transport_if<>* LxInitiator::fw() {
   return fw_;
 }
 
-Cycle LxInitiator::access(Cycle start, Cycle dur, const std::vector<LxRegion>& regions, Cycle now) {
+Cycle LxInitiator::access(Cycle start, Cycle dur, const LxRegions& regions, Cycle now) {
   ext_->start = start;
   ext_->dur = dur;
   ext_->now = now;

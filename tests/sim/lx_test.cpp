@@ -23,7 +23,7 @@ arch::ArchConfig config(int cores = 4) {
 
 TEST(Lx, DemandCountsChunksPerBank) {
   Lx lx(config());
-  std::vector<uint64_t> d(16, 0);
+  BankCounts d(16, 0);
   lx.demand({0, 4096}, d);  // 32 chunks over 16 banks: 2 each
   for (uint64_t v : d) EXPECT_EQ(v, 2u);
   std::fill(d.begin(), d.end(), 0);

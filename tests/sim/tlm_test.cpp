@@ -169,7 +169,7 @@ TEST(LxModule, BooksThroughItsTargetSocketAsThePlainLxDoes) {
   LxUserModule user("user");
   user.socket.bind(lx.socket);
   sc_core::sc_start(sc_core::SC_ZERO_TIME);  // elaborate
-  const std::vector<std::vector<LxRegion>> accesses = {
+  const std::vector<LxRegions> accesses = {
       {LxRegion{0, 65536}}, {LxRegion{0, 4096}}, {LxRegion{128, 64, 8, 512, 2}}, {LxRegion{0, 64}}};
   Cycle t = 0, stretched = 0;
   for (const auto& a : accesses) {

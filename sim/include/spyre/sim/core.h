@@ -113,7 +113,7 @@ class Core {
   void check_bounds(const Slot& e) const;
   void execute(const isa::Instr& in);
   void launch_ring(int q);
-  std::vector<LxRegion> lx_regions(const isa::Instr& in) const;
+  LxRegions lx_regions(const isa::Instr& in) const;
   std::vector<int> mcast_targets(const isa::Instr& in) const;
   // tracing (core_trace.cpp); called only when env_.trace is set
   void trace_instr(int q, const isa::Instr& in, Cycle now);

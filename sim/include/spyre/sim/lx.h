@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
 #include <nlohmann/json.hpp>
 
 #include "spyre/arch/arch.h"
@@ -34,6 +35,11 @@ namespace spyre::sim {
 struct LxRegion {
   int64_t base = 0, row_bytes = 0, rows = 1, row_stride = 0, times = 1;
 };
+// An access's regions and per-bank counts, inline up to the common sizes (a PT or SFP
+// instruction has at most 4 operands; lx.banks is 16 by default): one LX access per DMA piece
+// and per instruction, so the hot path allocates nothing.
+using LxRegions = boost::container::small_vector<LxRegion, 4>;
+using BankCounts = boost::container::small_vector<uint64_t, 64>;
 
 // How a unit reaches an LX: the Lx itself (plain unit tests), or under the kernel a TLM-2.0
 // initiator bound to the LX module's target socket (LxInitiator, lx_tlm.h).
@@ -41,7 +47,7 @@ class LxPort {
  public:
   virtual ~LxPort() = default;
   // Books the accesses of `regions` over [start, start + dur): Lx::access; returns F.
-  virtual Cycle access(Cycle start, Cycle dur, const std::vector<LxRegion>& regions, Cycle now) = 0;
+  virtual Cycle access(Cycle start, Cycle dur, const LxRegions& regions, Cycle now) = 0;
   virtual uint8_t* data() = 0;  // the LX bytes (functional copies)
 };
 
@@ -57,12 +63,12 @@ class Lx : public LxPort {
   int banks() const { return banks_; }
 
   // Adds the chunks `r` touches to per_bank (size banks()).
-  void demand(const LxRegion& r, std::vector<uint64_t>& per_bank) const;
+  void demand(const LxRegion& r, BankCounts& per_bank) const;
   // Books `per_bank` accesses over [start, start + dur); returns F (see above). `now` is the
   // current cycle (bookings that ended well before it are forgotten).
-  Cycle book(Cycle start, Cycle dur, const std::vector<uint64_t>& per_bank, Cycle now);
+  Cycle book(Cycle start, Cycle dur, const BankCounts& per_bank, Cycle now);
   // demand() of every region, then book().
-  Cycle access(Cycle start, Cycle dur, const std::vector<LxRegion>& regions, Cycle now) override;
+  Cycle access(Cycle start, Cycle dur, const LxRegions& regions, Cycle now) override;
 
   nlohmann::json stats() const;  // [{"accesses":..,"conflict_stall_cycles":..}] per bank
 

@@ -26,7 +26,7 @@ namespace spyre::sim {
 
 struct LxAccessExt : tlm::tlm_extension<LxAccessExt> {
   Cycle start = 0, dur = 0, now = 0;
-  const std::vector<LxRegion>* regions = nullptr;
+  const LxRegions* regions = nullptr;
   Cycle end = 0;  // set by the target
   tlm::tlm_extension_base* clone() const override { return new LxAccessExt(*this); }
   void copy_from(const tlm::tlm_extension_base& other) override {
@@ -40,7 +40,7 @@ class LxInitiator : public LxPort {
  public:
   using Resolve = std::function<tlm::tlm_fw_transport_if<>*()>;
   LxInitiator(std::string who, Resolve resolve);
-  Cycle access(Cycle start, Cycle dur, const std::vector<LxRegion>& regions, Cycle now) override;
+  Cycle access(Cycle start, Cycle dur, const LxRegions& regions, Cycle now) override;
   uint8_t* data() override;
 
  private:
