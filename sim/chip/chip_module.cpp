@@ -37,17 +37,10 @@ CoreModule::CoreModule(const sc_core::sc_module_name& name, EventDriver& driver,
       dma_in("dma_in", driver, id, false),
       dma_out("dma_out", driver, id, true),
       lx("lx"),
+      ni("ni"),
       lx_socket("lx_socket"),
       units_lx(this->name(), [this] { return lx_socket.operator->(); }),
       id_(id) {}
-
-RingModule::RingModule(const sc_core::sc_module_name& name, const Ring& ring, int64_t cores)
-    : sc_core::sc_module(name), lx_socket("lx_socket"), ring_(ring) {
-  for (int c = 0; c < cores; ++c)
-    ports_.push_back(
-        std::make_unique<LxInitiator>(std::string(this->name()) + " to core " + std::to_string(c),
-                                      [this, c] { return lx_socket[c]; }));
-}
 
 ChipModule::ChipModule(const sc_core::sc_module_name& name, const isa::Program& program,
                        const arch::ArchConfig& cfg, const SimOptions& opts, DeviceMemory* image,
@@ -76,6 +69,9 @@ ChipModule::ChipModule(const sc_core::sc_module_name& name, const isa::Program& 
                                 case LxUser::RingData: return ring_data_.lx_port(c);
                                 default: return ring_reduce_.lx_port(c);
                               }
+                            },
+                            [this](int c, bool reduce) -> RingPort& {
+                              return cores_[static_cast<size_t>(c)]->ni.port(reduce);
                             }}),
       ring_data_("ring_data", chip_.ring(), cfg_.cores),
       ring_reduce_("ring_reduce", chip_.reduce_ring(), cfg_.cores),
@@ -89,6 +85,8 @@ ChipModule::ChipModule(const sc_core::sc_module_name& name, const isa::Program& 
     m->dma_out.lx_socket.bind(m->lx.socket);
     ring_data_.lx_socket.bind(m->lx.socket);
     ring_reduce_.lx_socket.bind(m->lx.socket);
+    m->ni.data_socket.bind(ring_data_.ni_socket);
+    m->ni.reduce_socket.bind(ring_reduce_.ni_socket);
   }
   if (dram_) mem_.dram_socket.bind(dram_->socket);
   if (dram_ && opts.functional && image && image->size() < program.dram_bytes)

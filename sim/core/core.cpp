@@ -37,11 +37,11 @@ Core::Core(Env& env, Chip& chip, int id)
                   : &kNoInstrs),
       lx_(env.cfg),
       dma_in_(std::make_unique<DmaEngine>(
-          env, chip.ports().dram(id, false), id, false, chip.ring(),
+          env, chip.ports().dram(id, false), id, false, chip.ports().ring(id, false),
           chip.ports().lx(id, LxUser::DmaIn),
           [&chip](int c) -> LxPort& { return chip.ring_lx(false, c); })),
       dma_out_(std::make_unique<DmaEngine>(
-          env, chip.ports().dram(id, true), id, true, chip.ring(),
+          env, chip.ports().dram(id, true), id, true, chip.ports().ring(id, false),
           chip.ports().lx(id, LxUser::DmaOut),
           [&chip](int c) -> LxPort& { return chip.ring_lx(false, c); })),
       loops_(isa::analyse_loops(*stream_, static_cast<size_t>(id))),
@@ -324,12 +324,12 @@ void Core::launch_ring(int q) {
   const bool red = in.op == Opcode::RingReduce;
   const int dst = static_cast<int>(in.get("dst_core"));
   const int64_t bytes = in.get("bytes");
-  Ring& ring = red ? chip_.reduce_ring() : chip_.ring();
+  RingPort& ring = chip_.ports().ring(id_, red);
   ring.request(
       id_, {dst}, static_cast<uint64_t>(bytes),
       [this, q, red, dst, bytes, src = in.get("src"),
-       to = in.get("dst")](const std::vector<Ring::Arrival>& arr) {
-        const Ring::Arrival& a = arr.front();
+       to = in.get("dst")](const std::vector<RingArrival>& arr) {
+        const RingArrival& a = arr.front();
         const Cycle now = env_.sched.now();
         const Cycle d = static_cast<Cycle>(
             ceil_div(bytes, std::max<int64_t>(1, env_.cfg.ring_link_bytes_per_cycle)));

@@ -26,7 +26,7 @@ std::vector<int64_t> index_vector(const uint8_t* lx, const isa::Instr& in) {
   return out;
 }
 
-DmaEngine::DmaEngine(Env& env, MemPort& dram, int core, bool write, Ring& ring, LxPort& lx,
+DmaEngine::DmaEngine(Env& env, MemPort& dram, int core, bool write, RingPort& ring, LxPort& lx,
                      std::function<LxPort&(int)> ring_lx)
     : env_(env),
       dram_(dram),
@@ -152,11 +152,11 @@ void DmaEngine::landed(int64_t piece, int64_t lx_addr) {
       ++in_transit_;
       auto forward = [this, piece, lx_addr] {
         ring_.request(core_, targets_, static_cast<uint64_t>(piece),
-                      [this, piece, lx_addr](const std::vector<Ring::Arrival>& arr) {
+                      [this, piece, lx_addr](const std::vector<RingArrival>& arr) {
                         const Cycle d = ceil_div(
                             piece, std::max<int64_t>(1, env_.cfg.ring_link_bytes_per_cycle));
                         Cycle last = 0;
-                        for (const Ring::Arrival& a : arr)
+                        for (const RingArrival& a : arr)
                           last = std::max(last, ring_lx_(a.core).access(a.cycle - d, d,
                                                                         {LxRegion{lx_addr, piece}},
                                                                         env_.sched.now()));

@@ -118,12 +118,26 @@ TEST(ChipModule, IsATreeOfNamedModulesThatScFindObjectFinds) {
   const isa::Program p = program(4, test::kProducerConsumer, 4096);
   DeviceMemory image(p.dram_bytes, 0);
   ChipModule chip("spyre", p, cfg, SimOptions{}, &image);
-  for (const char* name :
-       {"spyre", "spyre.sched", "spyre.core_0", "spyre.core_3", "spyre.core_3.dma_in",
-        "spyre.core_3.dma_out", "spyre.core_3.lx", "spyre.core_3.lx_socket",
-        "spyre.core_3.dma_in.lx_socket", "spyre.ring_data.lx_socket", "spyre.ring_data",
-        "spyre.ring_reduce", "spyre.barrier", "spyre.mem", "spyre.dram", "spyre.dram.ch0",
-        "spyre.dram.ch15"})
+  for (const char* name : {"spyre",
+                           "spyre.sched",
+                           "spyre.core_0",
+                           "spyre.core_3",
+                           "spyre.core_3.dma_in",
+                           "spyre.core_3.dma_out",
+                           "spyre.core_3.lx",
+                           "spyre.core_3.lx_socket",
+                           "spyre.core_3.dma_in.lx_socket",
+                           "spyre.ring_data.lx_socket",
+                           "spyre.core_3.ni",
+                           "spyre.core_3.ni.data_socket",
+                           "spyre.ring_reduce.ni_socket",
+                           "spyre.ring_data",
+                           "spyre.ring_reduce",
+                           "spyre.barrier",
+                           "spyre.mem",
+                           "spyre.dram",
+                           "spyre.dram.ch0",
+                           "spyre.dram.ch15"})
     EXPECT_NE(sc_core::sc_find_object(name), nullptr) << name;
   EXPECT_EQ(sc_core::sc_find_object("spyre.core_4"), nullptr);
   EXPECT_EQ(sc_core::sc_find_object("spyre.dram.ch16"), nullptr);
@@ -182,6 +196,50 @@ TEST(LxModule, BooksThroughItsTargetSocketAsThePlainLxDoes) {
   EXPECT_GT(stretched, 0u);  // the bookings contended, so the order through the socket mattered
   user.port.data()[100] = 42;
   EXPECT_EQ(behind.data()[100], 42);
+}
+
+TEST(RingModule, ATransferFromACoresNetworkInterfaceArrivesAsOnThePlainRing) {
+  const arch::ArchConfig cfg = config(4);
+  std::vector<RingArrival> plain_arrivals, tlm_arrivals;
+  {  // the plain ring on a bare queue
+    EventQueue q;
+    Ring ring(cfg, &q);
+    q.at(5, [&] {
+      ring.request(0, {1, 3}, 4096, [&](const std::vector<RingArrival>& a) { plain_arrivals = a; });
+    });
+    q.run_all();
+  }
+  SimContext ctx;
+  EventQueue q;
+  EventDriver driver("sched", q, TimeBase(cfg.clock_ghz), 0);
+  Ring data(cfg, &q), reduce(cfg, &q);
+  RingModule ring_data("ring_data", data, 4), ring_reduce("ring_reduce", reduce, 4);
+  std::vector<std::unique_ptr<Lx>> lx;
+  std::vector<std::unique_ptr<LxModule>> lx_modules;
+  for (int c = 0; c < 4; ++c) {
+    lx.push_back(std::make_unique<Lx>(cfg));
+    lx_modules.push_back(std::make_unique<LxModule>(("lx" + std::to_string(c)).c_str()));
+    lx_modules.back()->attach(*lx.back());
+    ring_data.lx_socket.bind(lx_modules.back()->socket);
+    ring_reduce.lx_socket.bind(lx_modules.back()->socket);
+  }
+  RingNi ni("ni");
+  ni.data_socket.bind(ring_data.ni_socket);
+  ni.reduce_socket.bind(ring_reduce.ni_socket);
+  q.at(5, [&] {
+    ni.port(false).request(0, {1, 3}, 4096,
+                           [&](const std::vector<RingArrival>& a) { tlm_arrivals = a; });
+  });
+  driver.run();
+  ASSERT_EQ(tlm_arrivals.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(tlm_arrivals[i].core, plain_arrivals[i].core);
+    EXPECT_EQ(tlm_arrivals[i].cycle, plain_arrivals[i].cycle);
+    EXPECT_EQ(tlm_arrivals[i].start, plain_arrivals[i].start);
+  }
+  EXPECT_GT(tlm_arrivals[1].cycle, 5u + 32);  // 4096 B at 128 B per cycle, plus hops
+  EXPECT_EQ(ring_data.stats(), data.stats());
+  EXPECT_EQ(data.stats()["transfers"], 1);
 }
 
 TEST(ChipModule, RunsAsSimulateDoes) {

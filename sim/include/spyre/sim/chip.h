@@ -30,6 +30,8 @@ struct ChipPorts {
   // The port through which `user` reaches core c's LX: core c's own units and engines, or a
   // ring (delivering to or reading from core c).
   std::function<LxPort&(int c, LxUser user)> lx;
+  // Core c's port to the data ring (reduce false) or the reduce ring: its network interface.
+  std::function<RingPort&(int c, bool reduce)> ring;
 };
 
 class Chip {

@@ -7,6 +7,7 @@
 //   spyre.core_N.dma_in    DmaPort: the load engine's TLM-2.0 initiator (mem_tlm.h)
 //   spyre.core_N.dma_out   DmaPort: the store engine's
 //   spyre.core_N.lx        LxModule: the core's scratchpad, a TLM-2.0 target (lx_tlm.h)
+//   spyre.core_N.ni        RingNi: the core's network interface to both rings (ring_tlm.h)
 //   spyre.ring_data        RingModule: the data ring (ring.send, multicasts)
 //   spyre.ring_reduce      RingModule: the reduce ring (ring.red)
 //   spyre.barrier          BarrierModule: the chip-wide barrier
@@ -28,12 +29,11 @@
 
 #include <systemc>
 
-#include <tlm_utils/multi_passthrough_initiator_socket.h>
 #include "spyre/sim/chip.h"
-
 #include "spyre/sim/kernel.h"
 #include "spyre/sim/lx_tlm.h"
 #include "spyre/sim/mem_tlm.h"
+#include "spyre/sim/ring_tlm.h"
 #include "spyre/sim/simulate.h"
 
 namespace spyre::sim {
@@ -45,6 +45,7 @@ class CoreModule : public sc_core::sc_module {
   CoreModule(const sc_core::sc_module_name& name, EventDriver& driver, int id);
   DmaPort dma_in, dma_out;
   LxModule lx;
+  RingNi ni;
   tlm_utils::simple_initiator_socket<CoreModule> lx_socket;  // PT and SFP -> lx
   LxInitiator units_lx;
   int id() const { return id_; }
@@ -57,20 +58,6 @@ class CoreModule : public sc_core::sc_module {
  private:
   int id_;
   const Core* core_ = nullptr;
-};
-
-class RingModule : public sc_core::sc_module {
- public:
-  // lx_socket[c] is bound to core c's LX (c < cores).
-  RingModule(const sc_core::sc_module_name& name, const Ring& ring, int64_t cores);
-  tlm_utils::multi_passthrough_initiator_socket<RingModule> lx_socket;
-  LxPort& lx_port(int c) { return *ports_[static_cast<size_t>(c)]; }
-  const Ring& model() const { return ring_; }
-  nlohmann::json stats() const { return ring_.stats(); }
-
- private:
-  const Ring& ring_;
-  std::vector<std::unique_ptr<LxInitiator>> ports_;
 };
 
 class BarrierModule : public sc_core::sc_module {

@@ -41,7 +41,7 @@ class DmaEngine {
  public:
   // `lx`: this engine's port to its core's LX; `ring` carries multicasts, and `ring_lx(c)` is
   // the data ring's port to core c's LX (where a multicast lands).
-  DmaEngine(Env& env, MemPort& dram, int core, bool write, Ring& ring, LxPort& lx,
+  DmaEngine(Env& env, MemPort& dram, int core, bool write, RingPort& ring, LxPort& lx,
             std::function<LxPort&(int)> ring_lx);
   // Starts `in` (dma.load or dma.store) now; `done` runs when its last request has landed.
   void start(const isa::Instr& in, std::function<void()> done);
@@ -59,7 +59,7 @@ class DmaEngine {
   int core_;
   bool write_;
   int64_t rate_;
-  Ring& ring_;
+  RingPort& ring_;
   LxPort& lx_;
   std::function<LxPort&(int)> ring_lx_;
   // Current instruction: iteration (outer, rep, row, offset in row) over its pieces.

@@ -39,7 +39,28 @@
 
 namespace spyre::sim {
 
-class Ring {
+// One arrival of a placed transfer: core `core` has the whole block at `cycle`; the source
+// sent its head onto the first link at `start` (the source reads [start, start + D)).
+struct RingArrival {
+  int core;
+  Cycle cycle;
+  Cycle start;
+};
+
+// Where a core's units request ring transfers: the Ring itself (plain unit tests), or under
+// the kernel the core's network interface, a TLM-2.0 initiator (ring_tlm.h).
+class RingPort {
+ public:
+  using Arrival = RingArrival;
+  using Placed = std::function<void(const std::vector<Arrival>&)>;
+  virtual ~RingPort() = default;
+  // Requests a transfer from src to every core of `targets` (one for a unicast) at now();
+  // `placed` runs when arbitration has placed it (at the end of this cycle), with the arrival
+  // at each target in the order of `targets`.
+  virtual void request(int src, std::vector<int> targets, uint64_t bytes, Placed placed) = 0;
+};
+
+class Ring : public RingPort {
  public:
   enum class Routing { Shortest, Clockwise, CounterClockwise };
   // Throws spyre::Error for an unknown ring.routing or a non-positive link bandwidth.
@@ -51,18 +72,7 @@ class Ring {
   bool clockwise(int src, int dst) const;  // the route's direction
   Cycle signal_latency(int src, int dst) const;
 
-  // One arrival of a placed transfer: core `core` has the whole block at `cycle`; the source
-  // sent its head onto the first link at `start` (the source reads [start, start + D)).
-  struct Arrival {
-    int core;
-    Cycle cycle;
-    Cycle start;
-  };
-  using Placed = std::function<void(const std::vector<Arrival>&)>;
-  // Requests a transfer from src to every core of `targets` (one for a unicast) at now();
-  // `placed` runs when arbitration has placed it (at the end of this cycle), with the arrival
-  // at each target in the order of `targets`.
-  void request(int src, std::vector<int> targets, uint64_t bytes, Placed placed);
+  void request(int src, std::vector<int> targets, uint64_t bytes, Placed placed) override;
   // Places a unicast at once starting no earlier than `now`; returns its arrival.
   Cycle reserve(int src, int dst, uint64_t bytes, Cycle now);
 
