@@ -83,8 +83,9 @@ ChipModule::ChipModule(const sc_core::sc_module_name& name, const isa::Program& 
     m->lx_socket.bind(m->lx.socket);
     m->dma_in.lx_socket.bind(m->lx.socket);
     m->dma_out.lx_socket.bind(m->lx.socket);
-    ring_data_.lx_socket.bind(m->lx.socket);
-    ring_reduce_.lx_socket.bind(m->lx.socket);
+    m->ni.lx_socket.bind(m->lx.socket);
+    ring_data_.ni_out.bind(m->ni.ring_in);
+    ring_reduce_.ni_out.bind(m->ni.ring_in);
     m->ni.data_socket.bind(ring_data_.ni_socket);
     m->ni.reduce_socket.bind(ring_reduce_.ni_socket);
   }

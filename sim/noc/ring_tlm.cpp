@@ -19,10 +19,22 @@ RingNi::RingNi(const sc_core::sc_module_name& name)
     : sc_core::sc_module(name),
       data_socket("data_socket"),
       reduce_socket("reduce_socket"),
+      ring_in("ring_in"),
+      lx_socket("lx_socket"),
       data_(*this, 0),
       reduce_(*this, 1) {
   data_socket.register_nb_transport_bw(this, &RingNi::nb_transport_bw, 0);
   reduce_socket.register_nb_transport_bw(this, &RingNi::nb_transport_bw, 1);
+  ring_in.register_b_transport(this, &RingNi::to_lx);
+  ring_in.register_get_direct_mem_ptr(this, &RingNi::dmi_to_lx);
+}
+
+void RingNi::to_lx(int, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+  lx_socket->b_transport(gp, delay);
+}
+
+bool RingNi::dmi_to_lx(int, tlm::tlm_generic_payload& gp, tlm::tlm_dmi& dmi) {
+  return lx_socket->get_direct_mem_ptr(gp, dmi);
 }
 
 void RingNi::Side::request(int src, std::vector<int> targets, uint64_t bytes, Placed placed) {
@@ -74,12 +86,12 @@ tlm::tlm_sync_enum RingNi::nb_transport_bw(int tag, tlm::tlm_generic_payload& gp
 }
 
 RingModule::RingModule(const sc_core::sc_module_name& name, Ring& ring, int64_t cores)
-    : sc_core::sc_module(name), ni_socket("ni_socket"), lx_socket("lx_socket"), ring_(ring) {
+    : sc_core::sc_module(name), ni_socket("ni_socket"), ni_out("ni_out"), ring_(ring) {
   ni_socket.register_nb_transport_fw(this, &RingModule::fw);
   for (int c = 0; c < cores; ++c)
     lx_ports_.push_back(
         std::make_unique<LxInitiator>(std::string(this->name()) + " to core " + std::to_string(c),
-                                      [this, c] { return lx_socket[c]; }));
+                                      [this, c] { return ni_out[c]; }));
 }
 
 tlm::tlm_sync_enum RingModule::fw(int id, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,

@@ -127,7 +127,8 @@ TEST(ChipModule, IsATreeOfNamedModulesThatScFindObjectFinds) {
                            "spyre.core_3.lx",
                            "spyre.core_3.lx_socket",
                            "spyre.core_3.dma_in.lx_socket",
-                           "spyre.ring_data.lx_socket",
+                           "spyre.ring_data.ni_out",
+                           "spyre.core_3.ni.ring_in",
                            "spyre.core_3.ni",
                            "spyre.core_3.ni.data_socket",
                            "spyre.ring_reduce.ni_socket",
@@ -216,19 +217,21 @@ TEST(RingModule, ATransferFromACoresNetworkInterfaceArrivesAsOnThePlainRing) {
   RingModule ring_data("ring_data", data, 4), ring_reduce("ring_reduce", reduce, 4);
   std::vector<std::unique_ptr<Lx>> lx;
   std::vector<std::unique_ptr<LxModule>> lx_modules;
+  std::vector<std::unique_ptr<RingNi>> ni;
   for (int c = 0; c < 4; ++c) {
     lx.push_back(std::make_unique<Lx>(cfg));
     lx_modules.push_back(std::make_unique<LxModule>(("lx" + std::to_string(c)).c_str()));
     lx_modules.back()->attach(*lx.back());
-    ring_data.lx_socket.bind(lx_modules.back()->socket);
-    ring_reduce.lx_socket.bind(lx_modules.back()->socket);
+    ni.push_back(std::make_unique<RingNi>(("ni" + std::to_string(c)).c_str()));
+    ni.back()->data_socket.bind(ring_data.ni_socket);
+    ni.back()->reduce_socket.bind(ring_reduce.ni_socket);
+    ni.back()->lx_socket.bind(lx_modules.back()->socket);
+    ring_data.ni_out.bind(ni.back()->ring_in);
+    ring_reduce.ni_out.bind(ni.back()->ring_in);
   }
-  RingNi ni("ni");
-  ni.data_socket.bind(ring_data.ni_socket);
-  ni.reduce_socket.bind(ring_reduce.ni_socket);
   q.at(5, [&] {
-    ni.port(false).request(0, {1, 3}, 4096,
-                           [&](const std::vector<RingArrival>& a) { tlm_arrivals = a; });
+    ni[0]->port(false).request(0, {1, 3}, 4096,
+                               [&](const std::vector<RingArrival>& a) { tlm_arrivals = a; });
   });
   driver.run();
   ASSERT_EQ(tlm_arrivals.size(), 2u);
@@ -240,6 +243,9 @@ TEST(RingModule, ATransferFromACoresNetworkInterfaceArrivesAsOnThePlainRing) {
   EXPECT_GT(tlm_arrivals[1].cycle, 5u + 32);  // 4096 B at 128 B per cycle, plus hops
   EXPECT_EQ(ring_data.stats(), data.stats());
   EXPECT_EQ(data.stats()["transfers"], 1);
+  // the ring reached core 3's LX through core 3's NI: the multicast landing booked there
+  ring_data.lx_port(3).access(100, 1, {LxRegion{0, 64}}, 100);
+  EXPECT_GT(lx[3]->stats()[0]["accesses"].get<uint64_t>(), 0u);
 }
 
 TEST(ChipModule, RunsAsSimulateDoes) {

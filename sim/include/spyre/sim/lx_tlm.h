@@ -4,8 +4,9 @@
 //   spyre.core_N.lx_socket            the core's PT and SFP units (their operands)
 //   spyre.core_N.dma_in.lx_socket     the load engine (pieces written into LX)
 //   spyre.core_N.dma_out.lx_socket    the store engine (pieces read from LX)
-//   spyre.ring_data.lx_socket[N]      the data ring (ring.send source and destination, the
-//   spyre.ring_reduce.lx_socket[N]    landing of multicasts; the reduce ring for ring.red)
+//   spyre.core_N.ni.lx_socket         the rings, through the core's network interface
+//                                     (ring.send and ring.red sources and destinations, the
+//                                     landing of multicasts; ring_tlm.h)
 // An access is the LX bank booking of lx.h (closed form, at instruction or piece granularity):
 // b_transport of a payload with TLM_IGNORE_COMMAND and an LxAccessExt carrying the window
 // [start, start + dur), the regions and the current cycle; the target answers with the end F
