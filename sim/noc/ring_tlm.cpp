@@ -100,7 +100,7 @@ tlm::tlm_sync_enum RingModule::fw(int id, tlm::tlm_generic_payload& gp, tlm::tlm
     SPYRE_FAIL("spyre/ring/protocol", std::string(name()),
                "expected BEGIN_REQ with zero delay, got phase " + std::string(phase.get_name()));
   RingRequestExt& e = ext_of(gp, name());
-  ring_.request(e.src, e.targets, gp.get_data_length(),
+  ring_.request(e.src, std::move(e.targets), gp.get_data_length(),
                 [this, id, &gp, &e](const std::vector<RingArrival>& arrivals) {
                   e.arrivals = arrivals;
                   gp.set_response_status(tlm::TLM_OK_RESPONSE);

@@ -5,7 +5,8 @@
 //   spyre/core/instr        an instruction that cannot run (operand, range, token)
 //   spyre/chip/deadlock     nothing left to happen, but cores have not halted
 //   spyre/chip/watchdog     no end after max_cycles
-//   spyre/mem/...           the memory interconnect (unbound target, no DMI, TLM error)
+//   spyre/mem/...           the memory interconnect (protocol, address, no DMI, TLM error)
+//   spyre/lx/..., spyre/ring/...   an LX booking or ring transfer the TLM path refused
 //   spyre/dram/config, spyre/ring/config, spyre/lx/config   invalid parameters of a block
 // The report is raised with severity SC_ERROR; whatever actions the handler takes (the
 // default throws the sc_report), fail() then throws spyre::Error(where, what), which the CLI
