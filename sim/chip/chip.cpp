@@ -20,10 +20,11 @@ Chip::Chip(Env& env, ChipPorts ports)
       reduce_ring_(env.cfg, &env.sched),
       active_cores_(static_cast<int>(env.program.num_cores)),
       kernels_(env.program.kernels.size()) {
-  if (env.trace) {
-    barrier_track_ = env.trace->track(env.chip, "barrier");
-    ring_.set_trace(env.trace, env.module("ring_data"), kTraceWindowCycles);
-    reduce_ring_.set_trace(env.trace, env.module("ring_reduce"), kTraceWindowCycles);
+  if (env.activity) {
+    barrier_track_ = env.activity->track(env.chip, "barrier");
+    const bool spans = env.trace != nullptr;
+    ring_.set_trace(env.activity, spans, env.module("ring_data"), kTraceWindowCycles);
+    reduce_ring_.set_trace(env.activity, spans, env.module("ring_reduce"), kTraceWindowCycles);
   }
   for (int c = 0; c < env.cfg.cores; ++c) cores_.push_back(std::make_unique<Core>(env, *this, c));
 }
@@ -52,9 +53,10 @@ void Chip::signal(int from, int to, int64_t tok, FlowSrc src) {
 }
 
 void Chip::finish_trace() {
-  if (!env_.trace) return;
+  if (!env_.activity) return;
   ring_.finish_trace();
   reduce_ring_.finish_trace();
+  for (auto& c : cores_) c->finish_trace();
 }
 
 void Chip::arrive_barrier(int) {
@@ -63,9 +65,9 @@ void Chip::arrive_barrier(int) {
   arrived_ = 0;
   ++barriers_;
   const Cycle open = env_.sched.now() + static_cast<Cycle>(env_.cfg.barrier_latency_cycles);
-  if (env_.trace)
-    env_.trace->span(barrier_track_, "barrier", first_arrival_, open - first_arrival_,
-                     traces::SpanArgs{});
+  if (env_.activity)
+    env_.activity->span(barrier_track_, "barrier", first_arrival_, open - first_arrival_,
+                        traces::SpanArgs{});
   env_.sched.at(open, [this] {
     for (int c = 0; c < active_cores_; ++c) core(c).release_barrier();
   });

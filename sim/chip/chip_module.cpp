@@ -48,7 +48,13 @@ ChipModule::ChipModule(const sc_core::sc_module_name& name, const isa::Program& 
     : sc_core::sc_module(name),
       cfg_(checked(cfg, program)),
       opts_(opts),
-      env_{cfg_, program, q_, opts.functional, opts.trace, std::string(this->name())},
+      env_{cfg_,
+           program,
+           q_,
+           opts.functional,
+           opts.trace_detail == traces::TraceDetail::Full ? opts.trace : nullptr,
+           opts.trace,
+           std::string(this->name())},
       driver_("sched", q_, TimeBase(cfg_.clock_ghz), opts.max_cycles),
       mem_("mem", program.dram_bytes),
       dram_(binding == DramBinding::BuiltIn
@@ -118,7 +124,7 @@ SimResult ChipModule::run() {
     SPYRE_FAIL("spyre/chip/deadlock", "simulate",
                "deadlock at cycle " + std::to_string(q_.now()) +
                    ": nothing left to happen, but cores have not halted" + chip_.stuck_report());
-  if (env_.trace && dram_) dram_->model().finish_trace();
+  if (env_.activity && dram_) dram_->model().finish_trace();
   chip_.finish_trace();
   SimResult r;
   r.cycles = chip_.end_cycle();
@@ -126,6 +132,8 @@ SimResult ChipModule::run() {
   r.dram_read_bytes = mem_.read_bytes();
   r.dram_write_bytes = mem_.write_bytes();
   r.stats = chip_.stats(r.cycles, dram_ ? dram_->model().stats() : mem_.stats());
+  r.sim_events = q_.events_run();
+  r.sim_activations = driver_.activations();
   return r;
 }
 

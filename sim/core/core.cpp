@@ -46,12 +46,22 @@ Core::Core(Env& env, Chip& chip, int id)
           [&chip](int c) -> LxPort& { return chip.ring_lx(false, c); })),
       loops_(isa::analyse_loops(*stream_, static_cast<size_t>(id))),
       cursor_(loops_) {
-  if (env.trace && id < static_cast<int>(env.program.num_cores)) {
+  if (env.activity && id < static_cast<int>(env.program.num_cores)) {
     const std::string group = traces::core_module(env.chip, id);
-    seq_track_ = env.trace->track(group, "seq");
     for (int q = 0; q < isa::kNumQueues; ++q)
-      q_[q].track = env.trace->track(group, isa::queue_name(static_cast<isa::Queue>(q)));
+      busy_.emplace_back(
+          group, std::string(isa::queue_name(static_cast<isa::Queue>(q))) + traces::kBusySuffix,
+          kTraceWindowCycles, 1.0);
+    if (env.trace) {
+      seq_track_ = env.trace->track(group, "seq");
+      for (int q = 0; q < isa::kNumQueues; ++q)
+        q_[q].track = env.trace->track(group, isa::queue_name(static_cast<isa::Queue>(q)));
+    }
   }
+}
+
+void Core::finish_trace() {
+  for (auto& b : busy_) b.flush_all(*env_.activity);
 }
 
 void Core::start() {
@@ -477,6 +487,9 @@ void Core::complete(int q) {
   ++s.st.instructions;
   chip_.note_kernel(in.kernel, s.start, now);
   if (env_.trace) trace_instr(q, in, now);
+  if (!busy_.empty())  // the counter's value is the busy fraction of each window
+    busy_[static_cast<size_t>(q)].add(*env_.activity, now, s.start, now - s.start,
+                                      static_cast<double>(now - s.start));
   s.busy = false;
   pump(q);
 }

@@ -18,7 +18,7 @@ class FifoDram : public DramModel {
             std::max<int64_t>(0, env.cfg.ns_to_cycles(env.cfg.dram_latency_ns)))),
         seq_(static_cast<size_t>(std::max<int64_t>(1, env.cfg.cores)), 0) {
     if (env.trace) track_ = env.trace->track(env.module("dram"), "fifo");
-    if (env.trace)
+    if (env.activity)
       trace_bw_ = std::make_unique<traces::WindowCounter>(env.module("dram"), "fifo GB/s",
                                                           kTraceWindowCycles, env.cfg.clock_ghz);
   }
@@ -67,14 +67,16 @@ class FifoDram : public DramModel {
       (p.req.write ? write_bytes_ : read_bytes_) += p.req.bytes;
       ++(p.req.write ? write_requests_ : read_requests_);
       Cycle done = (free_mc_ + 999) / 1000;
-      if (env_.trace) {
-        const std::string detail = std::to_string(p.req.bytes) + " B";
-        traces::SpanArgs a;
-        a.core = p.req.core;
-        a.detail = detail;
+      if (env_.activity) {
         const Cycle s = start_mc / 1000;
-        env_.trace->span(track_, p.req.write ? "write" : "read", s, done - s, a);
-        trace_bw_->add(*env_.trace, env_.sched.now(), s, done - s,
+        if (env_.trace) {
+          const std::string detail = std::to_string(p.req.bytes) + " B";
+          traces::SpanArgs a;
+          a.core = p.req.core;
+          a.detail = detail;
+          env_.trace->span(track_, p.req.write ? "write" : "read", s, done - s, a);
+        }
+        trace_bw_->add(*env_.activity, env_.sched.now(), s, done - s,
                        static_cast<double>(p.req.bytes));
       }
       env_.sched.at(done + latency_, std::move(p.req.landed));
@@ -96,7 +98,7 @@ class FifoDram : public DramModel {
 
  public:
   void finish_trace() override {
-    if (trace_bw_) trace_bw_->flush_all(*env_.trace);
+    if (trace_bw_) trace_bw_->flush_all(*env_.activity);
   }
 };
 

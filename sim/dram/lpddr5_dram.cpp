@@ -67,9 +67,10 @@ class Lpddr5Dram : public DramModel {
       c.bg_last_cas.assign(static_cast<size_t>(s_.bank_groups), kNever);
       c.next_ref = s_.refresh == Refresh::PerBank ? s_.refi / s_.banks() : s_.refi;
     }
-    if (env.trace)
+    if (env.activity)
       for (int i = 0; i < s_.channels; ++i) {
-        tracks_.push_back(env.trace->track(env.module("dram"), "ch" + std::to_string(i)));
+        if (env.trace)
+          tracks_.push_back(env.trace->track(env.module("dram"), "ch" + std::to_string(i)));
         bw_.emplace_back(env.module("dram"), "ch" + std::to_string(i) + " GB/s", kTraceWindowCycles,
                          env.cfg.clock_ghz);
       }
@@ -264,7 +265,7 @@ class Lpddr5Dram : public DramModel {
     ++(write ? b.st.writes : b.st.reads);
     ++c.phase_n;
     c.next_decision = bp.cas;
-    if (env_.trace) trace_txn(ci, write, t, bp.kind, start, end);
+    if (env_.activity) trace_txn(ci, write, t, bp.kind, start, end);
     finish_txn(t.req, end);
   }
 
@@ -289,21 +290,23 @@ class Lpddr5Dram : public DramModel {
   void trace_txn(int ci, bool write, const Txn& t, int kind, int64_t start, int64_t end) {
     const uint64_t cs = lpddr5::cycle_at_or_after(start, s_.clock_ghz);
     const uint64_t ce = lpddr5::cycle_at_or_after(end, s_.clock_ghz);
-    const std::string detail = "row " + std::to_string(t.row) +
-                               (kind == 0   ? " hit"
-                                : kind == 1 ? " miss"
-                                            : " conflict");
-    traces::SpanArgs a;
-    a.core = requests_[t.req].req.core;
-    a.detail = detail;
-    env_.trace->span(tracks_[static_cast<size_t>(ci)], write ? "write" : "read", cs, ce - cs, a);
-    bw_[static_cast<size_t>(ci)].add(*env_.trace, env_.sched.now(), cs, ce - cs,
+    if (env_.trace) {  // full detail: the transaction's span
+      const std::string detail = "row " + std::to_string(t.row) +
+                                 (kind == 0   ? " hit"
+                                  : kind == 1 ? " miss"
+                                              : " conflict");
+      traces::SpanArgs a;
+      a.core = requests_[t.req].req.core;
+      a.detail = detail;
+      env_.trace->span(tracks_[static_cast<size_t>(ci)], write ? "write" : "read", cs, ce - cs, a);
+    }
+    bw_[static_cast<size_t>(ci)].add(*env_.activity, env_.sched.now(), cs, ce - cs,
                                      static_cast<double>(s_.word_bytes));
   }
 
  public:
   void finish_trace() override {
-    for (auto& b : bw_) b.flush_all(*env_.trace);
+    for (auto& b : bw_) b.flush_all(*env_.activity);
   }
 
  private:

@@ -95,6 +95,7 @@ void EventDriver::wake() {
 }
 
 void EventDriver::activate() {
+  ++activations_;
   if (stopped_ || q_.empty()) return;
   const Cycle next = q_.next_cycle();
   const sc_core::sc_time at = tb_.time_of(next);

@@ -21,6 +21,7 @@ void EventQueue::run_next_cycle() {
     // top() is const; the event is popped right after, so moving its callback out is safe.
     std::function<void()> fn = std::move(const_cast<Event&>(heap_.top()).fn);
     heap_.pop();
+    ++events_run_;
     fn();
   }
 }

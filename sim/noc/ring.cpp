@@ -140,8 +140,9 @@ void Ring::arbitrate() {
   for (Pending& p : batch) p.placed(place(p, now));
 }
 
-void Ring::set_trace(traces::TraceSink* sink, std::string group, uint64_t window) {
+void Ring::set_trace(traces::TraceSink* sink, bool spans, std::string group, uint64_t window) {
   trace_ = sink;
+  trace_spans_ = spans;
   trace_group_ = std::move(group);
   trace_window_ = window;
   link_track_.assign(links_.size(), -1);
@@ -150,21 +151,23 @@ void Ring::set_trace(traces::TraceSink* sink, std::string group, uint64_t window
 void Ring::trace_link(int node, bool cw, int src, uint64_t bytes, Cycle enter, Cycle tail,
                       Cycle now) {
   const int li = link_index(node, cw);
-  const std::string name = "link " + std::to_string(node) + "->" + std::to_string(step(node, cw));
   int& track = link_track_[static_cast<size_t>(li)];
-  if (track < 0) {
-    track = trace_->track(trace_group_, name);
+  if (track == -1) {  // first use of this link: its track and counter
+    const std::string name = "link " + std::to_string(node) + "->" + std::to_string(step(node, cw));
+    track = trace_spans_ ? trace_->track(trace_group_, name) : -2;
     if (link_util_.empty())
       link_util_.assign(links_.size(), traces::WindowCounter(trace_group_, "", trace_window_, 1.0));
     link_util_[static_cast<size_t>(li)] =
         traces::WindowCounter(trace_group_, name + " util", trace_window_, 1.0);
   }
-  traces::SpanArgs a;
-  a.core = src;
-  const std::string detail =
-      "from core " + std::to_string(src) + ", " + std::to_string(bytes) + " B";
-  a.detail = detail;
-  trace_->span(track, "xfer", enter, tail - enter, a);
+  if (trace_spans_) {
+    traces::SpanArgs a;
+    a.core = src;
+    const std::string detail =
+        "from core " + std::to_string(src) + ", " + std::to_string(bytes) + " B";
+    a.detail = detail;
+    trace_->span(track, "xfer", enter, tail - enter, a);
+  }
   // Busy cycles per window: the counter's value is the busy fraction.
   link_util_[static_cast<size_t>(li)].add(*trace_, now, enter, tail - enter,
                                           static_cast<double>(tail - enter));
@@ -173,7 +176,7 @@ void Ring::trace_link(int node, bool cw, int src, uint64_t bytes, Cycle enter, C
 void Ring::finish_trace() {
   if (!trace_) return;
   for (size_t i = 0; i < link_util_.size(); ++i)
-    if (link_track_[i] >= 0) link_util_[i].flush_all(*trace_);
+    if (link_track_[i] != -1) link_util_[i].flush_all(*trace_);
 }
 
 nlohmann::json Ring::stats() const {

@@ -3,6 +3,9 @@
 import json
 import pathlib
 
+from spyre_sim.trace import names
+from spyre_sim.trace.read import open_trace
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 IR = ROOT / "tests" / "data" / "ir"
 
@@ -16,11 +19,41 @@ def test_run_model_file_json(cli, tmp_path):
         assert isinstance(s[key], typ), key
     assert s["outputs_match"] is True
     assert all({"name", "cycles"} <= set(k) for k in s["kernels"])
-    for f in ("summary.json", "stats.json", "report.json", "arch.yaml", "trace.json"):
+    for f in ("summary.json", "stats.json", "report.json", "arch.yaml", "trace.pftrace"):
         assert (tmp_path / "o" / f).is_file(), f
-    trace = json.loads((tmp_path / "o" / "trace.json").read_text())
-    names = {e["args"]["name"] for e in trace["traceEvents"] if e.get("name") == "thread_name"}
-    assert {"dma_in", "pt0", "sfp0"} <= names
+    # With no trace option: a summary Perfetto trace of kernels and unit activity.
+    t = open_trace(str(tmp_path / "o" / "trace.pftrace"))
+    assert t.meta["format"] == "perfetto" and t.meta["detail"] == "summary"
+    events = list(t.events())
+    counters = {(e["group"], e["name"]) for e in events if e["ph"] == "counter"}
+    assert {("spyre.core_0", "dma_in busy"), ("spyre.core_0", "pt0 busy"),
+            ("spyre.core_0", "sfp0 busy")} <= counters
+    tracks = {(e["group"], e["track"]) for e in events if e["ph"] == "span"}
+    assert ("spyre", "kernels") in tracks
+    assert not any(names.is_core(g) or names.is_dram(g) for g, _ in tracks), tracks
+    assert not any(e["ph"] == "flow" for e in events)
+
+
+def test_no_trace_and_full_detail(cli, tmp_path):
+    r = cli("run", IR / "matmul.json", "--arch", "tiny", "--no-trace", "--out", tmp_path / "n")
+    assert r.returncode == 0, r.stderr
+    assert "trace             none (--no-trace)" in r.stdout
+    assert not any(p.name.startswith("trace") for p in (tmp_path / "n").iterdir())
+    r = cli("run", IR / "matmul.json", "--arch", "tiny", "--no-trace", "--trace",
+            tmp_path / "t.pftrace", "--out", tmp_path / "x")
+    assert r.returncode == 2 and "--no-trace" in r.stderr and "--trace" in r.stderr
+    r = cli("run", IR / "matmul.json", "--arch", "tiny", "--trace-detail", "most",
+            "--out", tmp_path / "y")
+    assert r.returncode == 2 and "--trace-detail" in r.stderr and "most" in r.stderr
+    r = cli("run", IR / "matmul.json", "--arch", "tiny", "--trace-detail", "full",
+            "--out", tmp_path / "f")
+    assert r.returncode == 0, r.stderr
+    t = open_trace(str(tmp_path / "f" / "trace.pftrace"))
+    assert t.meta["detail"] == "full"
+    spans = [e for e in t.events() if e["ph"] == "span"]
+    assert any(e["group"] == "spyre.core_0" and e["track"] == "pt0" and e["name"] == "pt.mm"
+               for e in spans)
+    assert "trace validate" in r.stdout
 
 
 def test_run_ir_and_program_round_trip(cli, tmp_path):

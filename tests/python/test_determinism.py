@@ -9,7 +9,7 @@ from conftest import MODELS
 
 
 def _run(cli, out, *extra):
-    r = cli("run", MODELS / "mlp_block.py", "--out", out, *extra)
+    r = cli("run", MODELS / "mlp_block.py", "--out", out, "--trace-detail", "full", *extra)
     assert r.returncode == 0, r.stderr
     return out
 
@@ -27,7 +27,7 @@ def test_two_runs_write_the_same_bytes_and_timing_only_the_same_timing(cli, tmp_
     a = _run(cli, tmp_path / "a")
     b = _run(cli, tmp_path / "b")
     t = _run(cli, tmp_path / "t", "--timing-only")
-    for name in ("stats.json", "trace.json", "arch.yaml", "graph_0.ir.json"):
+    for name in ("stats.json", "trace.pftrace", "arch.yaml", "graph_0.ir.json"):
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
     # Only where the run wrote its files (and when) differs.
     assert _without(a / "report.json", a) == _without(b / "report.json", b)
@@ -35,7 +35,7 @@ def test_two_runs_write_the_same_bytes_and_timing_only_the_same_timing(cli, tmp_
     assert (_without(a / "provenance.json", a, ["created_utc"])
             == _without(b / "provenance.json", b, ["created_utc"]))
     # Timing-only computes no values and gives the same cycles, unit activity and trace.
-    for name in ("stats.json", "trace.json"):
+    for name in ("stats.json", "trace.pftrace"):
         assert (a / name).read_bytes() == (t / name).read_bytes(), name
     functional = _without(a / "summary.json", a, ["outputs_match", "max_abs_err", "tolerance"])
     timing = _without(t / "summary.json", t, ["outputs_match", "max_abs_err", "tolerance"])

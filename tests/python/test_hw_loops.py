@@ -12,7 +12,8 @@ MLP = ROOT / "tests" / "data" / "ir" / "mlp_block.json"
 
 
 def _run(cli, out, trace_name, *sets):
-    args = ["run", MLP, "--arch", "tiny", "--timing-only", "--out", out, "--trace", out / trace_name]
+    args = ["run", MLP, "--arch", "tiny", "--timing-only", "--out", out, "--trace", out / trace_name,
+            "--trace-detail", "full"]
     for s in sets:
         args += ["--set", s]
     r = cli(*args, "--json")

@@ -62,7 +62,7 @@ def test_a_larger_lx_never_moves_more_dram_bytes():
 def test_the_trace_replays_clean_against_the_plan(cli, tmp_path):
     out = tmp_path / "o"
     r = cli("run", IR / "mlp_block.json", "--arch", "tiny", "--set", "compiler.fusion=off",
-            "--out", out)
+            "--out", out, "--trace", out / "trace.json", "--trace-detail", "full")
     assert r.returncode == 0, r.stderr
     rep = json.loads((out / "report.json").read_text())
     assert rep["lx_residency"]["buffers"], "mlp_block unfused keeps LayerNorm's statistics in LX"
@@ -72,7 +72,8 @@ def test_the_trace_replays_clean_against_the_plan(cli, tmp_path):
     assert "clean" in r.stdout
     # The planted defect is still caught with resident buffers in the plan.
     r = cli("run", IR / "mlp_block.json", "--arch", "tiny", "--set", "compiler.fusion=off",
-            "--set", "compiler.debug.lx_plan_error=shift", "--out", tmp_path / "bad")
+            "--set", "compiler.debug.lx_plan_error=shift", "--out", tmp_path / "bad", "--trace",
+            tmp_path / "bad" / "trace.json", "--trace-detail", "full")
     r = cli("trace", "validate", tmp_path / "bad" / "trace.json", "--report",
             tmp_path / "bad" / "report.json", "--skip-fusion")
     assert r.returncode == 1, (r.stdout, r.stderr)

@@ -32,7 +32,7 @@ def test_softmax_over_600k_columns_spills_runs_and_validates(cli, tmp_path):
     # The whole softmax as one kernel (the cost model may split it, predicting the fused
     # kernel's spills slower: then nothing spills).
     r = cli("run", ir, "--arch", "tiny", "--set", "compiler.debug.force_fusion=all",
-            "--out", out, "--trace", out / "trace.json", "--json")
+            "--out", out, "--trace", out / "trace.json", "--trace-detail", "full", "--json")
     assert r.returncode == 0, r.stdout + r.stderr
     report = json.loads((out / "report.json").read_text())
     spills = report["lx_plan"]["spills"]

@@ -63,11 +63,12 @@ def assert_no_unknown_fields(msg, where="Trace"):
             assert_no_unknown_fields(v, f"{where}.{fdesc.name}[{i}]")
 
 
-@pytest.fixture(scope="module")
-def pftrace(tmp_path_factory):
+@pytest.fixture(scope="module", params=["full", "summary"])
+def pftrace(tmp_path_factory, request):
     from conftest import run_cli
     d = tmp_path_factory.mktemp("pf")
-    r = run_cli("run", IR / "matmul.json", "--trace", d / "t.pftrace", "--out", d / "o")
+    r = run_cli("run", IR / "matmul.json", "--trace", d / "t.pftrace", "--trace-detail",
+                request.param, "--out", d / "o")
     assert r.returncode == 0, r.stderr
     return d / "t.pftrace"
 
@@ -156,4 +157,6 @@ def test_pftrace_decodes_with_perfettos_field_numbers(pftrace):
     assert sorted(flows) == sorted(
         (e["id"], (e["src"]["group"], e["src"]["track"], e["src"]["t"]),
          (e["dst"]["group"], e["dst"]["track"], e["dst"]["t"])) for e in ours if e["ph"] == "flow")
-    assert flows and counters
+    assert counters and spans
+    summary = open_trace(str(pftrace)).meta["detail"] == "summary"
+    assert bool(flows) != summary  # a summary trace has no flows, a full one has them

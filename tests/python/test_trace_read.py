@@ -16,7 +16,7 @@ IR = ROOT / "tests" / "data" / "ir"
 
 def run(cli, out, *extra):
     r = cli("run", IR / "matmul.json", "--out", out.parent / (out.name + ".o"), "--trace", out,
-            *extra)
+            "--trace-detail", "full", *extra)
     assert r.returncode == 0, r.stderr
     return out
 
@@ -80,7 +80,10 @@ def test_trace_filter_keeps_units_cores_and_window(cli, tmp_path):
             assert e["group"] in ("spyre.core_0", "spyre.core_1")
             assert e["track"] in ("pt0", "pt1", "dma_in", "dma_out")
             assert e["start"] < 5000 and e["start"] + max(e["dur"], 1) > 100
-        assert e["ph"] != "counter"
+        if e["ph"] == "counter":  # only the kept units' busy counters, in the window
+            assert e["group"] in ("spyre.core_0", "spyre.core_1"), e
+            assert e["name"] in ("pt0 busy", "pt1 busy", "dma_in busy", "dma_out busy"), e
+            assert 100 <= e["t"] < 5000
     want = [e for e in full if e["ph"] == "span" and e["group"] in ("spyre.core_0", "spyre.core_1")
             and e["track"] in ("pt0", "pt1", "dma_in", "dma_out")
             and e["start"] < 5000 and e["start"] + max(e["dur"], 1) > 100]
@@ -134,10 +137,13 @@ def test_lx_planned_bytes_per_core_follow_the_compile_report(cli, tmp_path):
 def test_trace_filter_applies_to_model_files(cli, tmp_path):
     out = tmp_path / "t.pftrace"
     r = cli("run", ROOT / "tools" / "models" / "matmul.py", "--arch", "tiny", "--out",
-            tmp_path / "o", "--trace", out, "--trace-filter", "unit=pt;core=1")
+            tmp_path / "o", "--trace", out, "--trace-filter", "unit=pt;core=1", "--trace-detail",
+            "full")
     assert r.returncode == 0, r.stderr
     events = list(open_trace(str(out)).events())
-    assert events and all(e["ph"] == "span" for e in events)
-    assert {(e["group"], e["track"]) for e in events} <= {("spyre.core_1", "pt0"), ("spyre.core_1", "pt1")}
+    assert events and all(e["ph"] in ("span", "counter") for e in events)
+    pt = {("spyre.core_1", "pt0"), ("spyre.core_1", "pt1")}
+    assert {(e["group"], e["track"]) for e in events if e["ph"] == "span"} <= pt
+    assert {(e["group"], e["name"][:-5]) for e in events if e["ph"] == "counter"} <= pt
     bad = cli("run", ROOT / "tools" / "models" / "matmul.py", "--trace-filter", "core=3-1")
     assert bad.returncode == 2 and "core" in bad.stderr

@@ -14,7 +14,8 @@ IR = ROOT / "tests" / "data" / "ir" / "mlp_block.json"
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("trace_tools") / "run"
-    r = run_cli("run", IR, "--arch", "tiny", "--out", out)
+    r = run_cli("run", IR, "--arch", "tiny", "--out", out, "--trace", out / "trace.json",
+                "--trace-detail", "full")
     assert r.returncode == 0, r.stderr
     # The run tells the user how to look at its trace.
     assert f"spyre-sim trace view {out / 'trace.json'} -o {out / 'view.html'}" in r.stdout
@@ -117,12 +118,15 @@ def test_missing_trace_and_bad_usage(tmp_path):
     assert r.returncode == 2
 
 
-def test_view_writes_a_self_contained_page(run_dir, tmp_path):
-    out = tmp_path / "view.html"
-    r = run_cli("trace", "view", run_dir / "trace.json", "-o", out, "--report",
-                run_dir / "report.json")
+def _view(run, trace, out):
+    """The page `trace view` writes for run/trace with run's compile report."""
+    r = run_cli("trace", "view", run / trace, "-o", out, "--report", run / "report.json")
     assert r.returncode == 0, r.stderr
-    page = out.read_text()
+    return out.read_text()
+
+
+def test_view_writes_a_self_contained_page(run_dir, tmp_path):
+    page = _view(run_dir, "trace.json", tmp_path / "view.html")
     assert "<script" in page and "Bokeh" in page
     # Nothing is fetched: no script or stylesheet tag points anywhere (bokeh's code inline).
     assert not re.search(r"<script[^>]*\bsrc=|<link[^>]*\bhref=", page)
@@ -152,7 +156,8 @@ def test_view_window_draws_only_the_spans_in_it(run_dir, rep, tmp_path):
 
 def test_perfetto_trace_gives_the_same_report(run_dir, rep, tmp_path):
     pf = tmp_path / "run.pftrace"
-    r = run_cli("run", IR, "--arch", "tiny", "--out", tmp_path / "pf", "--trace", pf)
+    r = run_cli("run", IR, "--arch", "tiny", "--out", tmp_path / "pf", "--trace", pf,
+                "--trace-detail", "full")
     assert r.returncode == 0, r.stderr
     r = run_cli("trace", "report", pf, "--report", run_dir / "report.json", "--json")
     assert r.returncode == 0, r.stderr
@@ -186,3 +191,66 @@ def test_trace_without_kernel_spans_counters_flows(run_dir, rep, tmp_path):
     assert got["dram_total"]["bytes"] == rep["dram_total"]["bytes"]
     r = run_cli("trace", "view", old, "-o", tmp_path / "old.html")
     assert r.returncode == 0, r.stderr
+
+
+@pytest.fixture(scope="module")
+def summary_dir(tmp_path_factory):
+    """The same run with no trace option: a summary Perfetto trace in the output folder."""
+    out = tmp_path_factory.mktemp("trace_tools") / "summary"
+    r = run_cli("run", IR, "--arch", "tiny", "--out", out)
+    assert r.returncode == 0, r.stderr
+    assert f"{out / 'trace.pftrace'}  (summary detail" in r.stdout
+    assert "--trace-detail full" in r.stdout and "spyre-sim trace validate" not in r.stdout
+    return out
+
+
+def test_summary_trace_report_agrees_with_the_full_one(run_dir, rep, summary_dir):
+    r = run_cli("trace", "report", summary_dir / "trace.pftrace", "--report",
+                summary_dir / "report.json", "--json")
+    assert r.returncode == 0, r.stderr
+    s = json.loads(r.stdout)
+    assert s["detail"] == "summary" and rep["detail"] == "full"
+    assert s["total_cycles"] == rep["total_cycles"]
+    assert ([(k["name"], k["cycles"], k["predicted_cycles"]) for k in s["kernels"]]
+            == [(k["name"], k["cycles"], k["predicted_cycles"]) for k in rep["kernels"]])
+    # DRAM bytes from the channels' GB/s counters = bytes of the full trace's transactions
+    # (each channel's integral is rounded to a byte).
+    channels = sum(1 for r in rep["links"] if r["kind"] == "dram")
+    assert rep["dram_total"]["bytes"] > 0
+    assert abs(s["dram_total"]["bytes"] - rep["dram_total"]["bytes"]) <= channels
+    assert all(k["busy_frac"]["pt"] > 0 for k in s["kernels"] if "matmul" in k["name"])
+    text = run_cli("trace", "report", summary_dir / "trace.pftrace").stdout
+    assert "dma_in busy" in text and "--trace-detail full" in text
+
+
+def test_busy_counters_integrate_to_the_unit_spans(run_dir):
+    # Both detail levels carry the busy counters. In the full trace, each unit's counter
+    # integrated over whole counter windows equals the cycles its instruction spans cover
+    # there (inside a window the counter is that window's average).
+    from spyre_sim.trace import analysis
+    from spyre_sim.trace.model import load
+
+    loaded = load(str(run_dir / "trace.json"))
+    win = loaded.meta["counter_window_cycles"]
+    busy = analysis.busy_counters(loaded)
+    assert busy
+    checked = 0
+    for k in analysis.kernel_windows(loaded):
+        lo, hi = k["start"] // win * win, -(-k["end"] // win) * win
+        for (g, tr), (ts, vs) in busy.items():
+            t = loaded.tracks.get((g, tr))
+            covered = sum(max(0, min(e, hi) - max(s, lo)) for s, e, c in
+                          zip(t.start, t.ends, t.cls) if c != "sync") if t else 0
+            got = analysis.counter_integral(ts, vs, lo, hi)
+            assert got == pytest.approx(covered, rel=1e-9, abs=1e-6), (k["name"], g, tr)
+            checked += covered > 0
+    assert checked > 10
+
+
+def test_summary_trace_view_and_validate(summary_dir, tmp_path):
+    page = _view(summary_dir, "trace.pftrace", tmp_path / "view.html")
+    assert "utilisation" in page and "spyre.dram / chN GB/s" in page
+    r = run_cli("trace", "validate", summary_dir / "trace.pftrace", "--report",
+                summary_dir / "report.json")
+    assert r.returncode == 2
+    assert "summary trace" in r.stderr and "--trace-detail full" in r.stderr

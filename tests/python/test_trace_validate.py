@@ -228,7 +228,7 @@ HARMFUL_SETS = ["compiler.matmul_split=1,1,1,4", "sfp.transcendental_factor=50"]
 
 def simulate(cli, out, *sets):
     args = ["run", MLP, "--arch", "tiny", "--timing-only", "--out", out,
-            "--trace", out / "trace.json"]
+            "--trace", out / "trace.json", "--trace-detail", "full"]
     for s in sets:
         args += ["--set", s]
     r = cli(*args)
@@ -299,13 +299,13 @@ def test_model_file_run_saves_its_ir_and_validates_with_the_fusion_check(cli, tm
     import pathlib
     model = pathlib.Path(__file__).resolve().parents[2] / "tools" / "models" / "mlp_block.py"
     out = tmp_path / "o"
-    r = cli("run", model, "--arch", "tiny", "--out", out)
+    r = cli("run", model, "--arch", "tiny", "--out", out, "--trace-detail", "full")
     assert r.returncode == 0, r.stderr
     report = json.loads((out / "report.json").read_text())
     assert report["file"] == str(out / "graph_0.ir.json") and (out / "graph_0.ir.json").exists()
     line = next(x for x in r.stdout.splitlines() if x.lstrip().startswith("validate"))
-    assert "--skip-fusion" not in line
-    v = cli("trace", "validate", out / "trace.json", "--report", out / "report.json", "--json")
+    assert "--skip-fusion" not in line and str(out / "trace.pftrace") in line
+    v = cli("trace", "validate", out / "trace.pftrace", "--report", out / "report.json", "--json")
     assert v.returncode == 0, v.stdout + v.stderr
     res = json.loads(v.stdout)
     assert res["fusion"] and all(row["simulated"] is not None for row in res["fusion"])

@@ -39,7 +39,7 @@ def _browser():
 def test_view_page_in_chromium(tmp_path):
     out = tmp_path / "run"
     r = run_cli("run", ROOT / "tests" / "data" / "ir" / "mlp_block.json", "--arch", "tiny",
-                "--out", out)
+                "--out", out, "--trace", out / "trace.json", "--trace-detail", "full")
     assert r.returncode == 0, r.stderr
     page = tmp_path / "view.html"
     # A small detail budget, so that the page has binned tracks as well as single spans.

@@ -203,5 +203,32 @@ TEST(Sequencer, StallsWhenTheQueueIsFull) {
             10u - 3u);
 }
 
+// Nothing ticks while the chip waits: a run whose DMA waits 1 ms for each DRAM response
+// (1.5 M idle cycles) costs the simulator exactly the scheduler callbacks and SystemC
+// activations of the same run with the usual latency, on both DRAM models.
+TEST(Kernel, IdleTimeCostsNoEvents) {
+  const auto p = program(2, R"(.core 0
+  dma.load dram=0 lx=0 bytes=4096 rows=4 dram_stride=4096 lx_stride=4096
+  sync.sig q=dma_in tok=0
+  sync.wait q=dma_out tok=0
+  dma.store lx=0 dram=65536 bytes=4096 rows=4 lx_stride=4096 dram_stride=4096
+  halt
+.core 1
+  dma.load dram=16384 lx=0 bytes=4096 rows=2 dram_stride=4096 lx_stride=4096
+  halt)");
+  for (const char* impl : {"fifo", "lpddr5"}) {
+    SCOPED_TRACE(impl);
+    arch::ArchConfig quick = config(2), slow = config(2);
+    quick.dram_impl = slow.dram_impl = impl;
+    slow.dram_latency_ns = 1e6;           // fifo: request to first data
+    slow.dram_frontend_latency_ns = 1e6;  // lpddr5: added to each request's last data
+    const SimResult a = run(p, quick), b = run(p, slow);
+    EXPECT_GT(b.cycles, a.cycles + 2 * 1'400'000);  // two round trips in sequence on core 0
+    EXPECT_GT(a.sim_events, 0u);
+    EXPECT_EQ(b.sim_events, a.sim_events);
+    EXPECT_EQ(b.sim_activations, a.sim_activations);
+  }
+}
+
 }  // namespace
 }  // namespace spyre::sim

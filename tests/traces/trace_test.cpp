@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -104,6 +105,48 @@ TEST(Trace, DramCounterIntegratesToTheBytesMoved) {
   EXPECT_EQ(s.counters.back().value, 0.0);  // the counter drops to 0 after the last window
 }
 
+TEST(Trace, SummaryDetailKeepsTheCountersAndDropsThePerEventSpans) {
+  RecordingSink full, summary;
+  SimOptions o;
+  o.trace = &full;
+  const auto r_full = run(program(2, kProducerConsumer, 4096), config(2), o);
+  o.trace = &summary;
+  o.trace_detail = traces::TraceDetail::Summary;
+  const auto r_summary = run(program(2, kProducerConsumer, 4096), config(2), o);
+  EXPECT_EQ(r_summary.cycles, r_full.cycles);
+  // No instruction, sequencer, DRAM or ring spans, no flows: only chip-wide tracks remain.
+  EXPECT_TRUE(summary.flows.empty());
+  EXPECT_FALSE(full.flows.empty());
+  for (const auto& [g, t] : summary.tracks) EXPECT_EQ(g, "spyre") << g << " / " << t;
+  for (const auto& sp : summary.spans) EXPECT_EQ(sp.group, "spyre") << sp.name;
+  // The counters are the same samples in both (busy fractions, DRAM bandwidth).
+  ASSERT_EQ(summary.counters.size(), full.counters.size());
+  for (size_t i = 0; i < full.counters.size(); ++i) {
+    EXPECT_EQ(summary.counters[i].group, full.counters[i].group);
+    EXPECT_EQ(summary.counters[i].name, full.counters[i].name);
+    EXPECT_EQ(summary.counters[i].t, full.counters[i].t);
+    EXPECT_EQ(summary.counters[i].value, full.counters[i].value);
+  }
+  // Each unit's busy counter integrates to the cycles its instruction spans cover.
+  std::map<std::pair<std::string, std::string>, double> from_counters, from_spans;
+  for (const auto& c : summary.counters) {
+    const std::string suffix = traces::kBusySuffix;
+    if (c.name.size() <= suffix.size() ||
+        c.name.compare(c.name.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    from_counters[{c.group, c.name.substr(0, c.name.size() - suffix.size())}] +=
+        c.value * static_cast<double>(kTraceWindowCycles);
+  }
+  for (const auto& sp : full.spans)
+    if (sp.track != "seq" && sp.name.rfind("wait", 0) != 0 &&
+        sp.group.find("core") != std::string::npos)
+      from_spans[{sp.group, sp.track}] += static_cast<double>(sp.dur);
+  EXPECT_GE(from_spans.size(), 4u);  // dma_in, dma_out, sfp0 on core 0 and 1 at least
+  for (const auto& [k, cycles] : from_spans)
+    EXPECT_NEAR(from_counters[k], cycles, 1e-6) << k.second;
+  for (const auto& [k, cycles] : from_counters) EXPECT_TRUE(from_spans.count(k)) << k.second;
+}
+
 TEST(Trace, SequencerStallsAndBarriersAreSpans) {
   const char* prog = R"(.kernel 0 k
 .core 0
@@ -202,8 +245,13 @@ TEST(Trace, FilterKeepsOnlyTheChosenUnitsCoresAndWindow) {
     want += s.group == "spyre.core_1" && (s.track == "sfp0" || s.track == "dma_in");
   EXPECT_EQ(inner.spans.size(), want);
   for (const auto& s : inner.spans) EXPECT_EQ(s.group, "spyre.core_1");
-  EXPECT_TRUE(inner.counters.empty());  // dram dropped
-  ASSERT_EQ(inner.flows.size(), 1u);    // load -> sfp.un only: both ends kept
+  EXPECT_FALSE(inner.counters.empty());  // the kept units' busy counters; dram dropped
+  for (const auto& c : inner.counters) {
+    EXPECT_EQ(c.group, "spyre.core_1");
+    EXPECT_TRUE(c.name == "sfp0 busy" || c.name == "sfp1 busy" || c.name == "dma_in busy")
+        << c.name;
+  }
+  ASSERT_EQ(inner.flows.size(), 1u);  // load -> sfp.un only: both ends kept
   // window: only spans overlapping it
   const auto* un = all.find("spyre.core_1", "sfp0", "sfp.un");
   RecordingSink w;

@@ -34,6 +34,12 @@ runner::Executable load_target(const RunArgs& a, const runner::Settings& s) {
   return runner::Executable::from_program(isa::load_program(a.target), s);
 }
 
+// 1 when a functional run's outputs did not match the reference, else 0.
+int outputs_match_status(const nlohmann::json& summary) {
+  const auto& m = summary["outputs_match"];
+  return (m.is_boolean() && !m.get<bool>()) ? 1 : 0;
+}
+
 }  // namespace
 
 int run_command(const RunArgs& a) {
@@ -45,8 +51,10 @@ int run_command(const RunArgs& a) {
   std::error_code ec;
   std::filesystem::create_directories(out, ec);
   if (ec) throw Error(out, "cannot create output folder: " + ec.message());
-  std::string trace =
-      a.trace.empty() ? (std::filesystem::path(out) / "trace.json").string() : a.trace;
+  std::string trace = a.no_trace        ? std::string()
+                      : a.trace.empty() ? (std::filesystem::path(out) / "trace.pftrace").string()
+                                        : a.trace;
+  const traces::TraceDetail detail = traces::parse_trace_detail(a.trace_detail);
 
   nlohmann::json summary, report;
   runner::Settings settings{a.arch, a.sets};
@@ -62,6 +70,7 @@ int run_command(const RunArgs& a) {
     runner::RunOptions o;
     o.trace_path = trace;
     o.trace_filter = a.trace_filter;
+    o.trace_detail = detail;
     o.graph = stem;
     o.timing_only = a.timing_only;
     summary = exe.run({}, o).summary;
@@ -80,10 +89,15 @@ int run_command(const RunArgs& a) {
   } else {
     std::cout << "spyre-sim run " << a.target << "\n" << runner::format_summary(summary);
     std::cout << "  output folder     " << out << "\n";
-    std::cout << "  trace             " << summary["trace"].get<std::string>()
-              << "  (open in https://ui.perfetto.dev or chrome://tracing)\n";
+    if (!summary["trace"].is_string()) {
+      std::cout << "  trace             none (--no-trace)\n";
+      return outputs_match_status(summary);
+    }
     // One-line follow-ups: the trace tools read what this run just wrote.
-    std::string tr = summary["trace"].get<std::string>();
+    const std::string tr = summary["trace"].get<std::string>();
+    std::cout << "  trace             " << tr << "  (" << traces::trace_detail_name(detail)
+              << " detail; open in https://ui.perfetto.dev"
+              << (traces::is_perfetto_path(tr) ? "" : " or chrome://tracing") << ")\n";
     std::string rep = report.is_null() ? "" : (std::filesystem::path(out) / "report.json").string();
     std::cout << "  view              " << a.program << " trace view " << tr << " -o "
               << (std::filesystem::path(out) / "view.html").string()
@@ -96,12 +110,14 @@ int run_command(const RunArgs& a) {
     const bool has_ir = report.is_object() && report.contains("file") &&
                         report["file"].is_string() &&
                         ends_with(report["file"].get<std::string>(), ".json");
-    if (!rep.empty())
+    if (detail == traces::TraceDetail::Summary)
+      std::cout << "  full detail       add --trace-detail full for every instruction, DRAM "
+                   "transaction and flow (trace validate, critical paths)\n";
+    else if (!rep.empty())
       std::cout << "  validate          " << a.program << " trace validate " << tr << " --report "
                 << rep << (has_ir ? "" : " --skip-fusion") << "\n";
   }
-  const auto& m = summary["outputs_match"];
-  return (m.is_boolean() && !m.get<bool>()) ? 1 : 0;
+  return outputs_match_status(summary);
 }
 
 }  // namespace spyre::cli

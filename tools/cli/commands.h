@@ -11,9 +11,11 @@ struct RunArgs {
   std::string target;
   std::string arch = "spyre";
   std::vector<std::string> sets;
-  std::string trace;         // empty: <out>/trace.json
-  std::string trace_filter;  // --trace-filter (traces/filter.h); empty: everything
-  std::string out;           // empty: spyre-sim-out/<target stem>
+  std::string trace;                     // empty: <out>/trace.pftrace
+  std::string trace_filter;              // --trace-filter (traces/filter.h); empty: everything
+  std::string trace_detail = "summary";  // --trace-detail: summary | full (traces/sink.h)
+  bool no_trace = false;                 // --no-trace: write none
+  std::string out;                       // empty: spyre-sim-out/<target stem>
   bool json = false;
   bool timing_only = false;
   bool debug = false;

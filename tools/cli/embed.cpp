@@ -55,7 +55,7 @@ ModelRun run_model_file(const RunArgs& a, const std::string& trace, const std::s
   try {
     auto cli = py::module_::import("spyre_sim._cli");
     py::tuple r = cli.attr("run_model_file")(a.target, a.arch, a.sets, trace, out, a.timing_only,
-                                             a.trace_filter);
+                                             a.trace_filter, a.trace_detail);
     return ModelRun{r[0].cast<std::string>(), r[1].cast<std::string>(), r[2].cast<std::string>()};
   } catch (py::error_already_set& e) {
     if (a.debug) {

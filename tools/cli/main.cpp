@@ -45,9 +45,16 @@ int dispatch(int argc, char** argv) {
   r->add_option("--arch", run.arch, "architecture preset name or YAML file");
   r->add_option("--set", run.sets,
                 "override a parameter: key=value (repeatable; compiler.* keys go to the compiler)");
-  r->add_option("--trace", run.trace,
-                "trace file: .pftrace = Perfetto protobuf, otherwise Chrome trace-event JSON; "
-                "default <out>/trace.json");
+  auto* trace_opt =
+      r->add_option("--trace", run.trace,
+                    "trace file: .pftrace = Perfetto protobuf, otherwise Chrome trace-event JSON; "
+                    "default <out>/trace.pftrace");
+  r->add_option("--trace-detail", run.trace_detail,
+                "summary (default: kernels, barriers and per-window unit busy, DRAM and ring "
+                "counters) or full (also every instruction, DRAM transaction, ring transfer and "
+                "flow: what `trace report/validate` read)")
+      ->check(CLI::IsMember({"summary", "full"}));
+  r->add_flag("--no-trace", run.no_trace, "write no trace")->excludes(trace_opt);
   r->add_option("--trace-filter", run.trace_filter,
                 "keep only some events, e.g. 'unit=pt,dma;core=0-3;window=1000:50000' "
                 "(units: seq dma dma_in dma_out pt sfp ring dram barrier kernels lx; window in "

@@ -77,13 +77,15 @@ void bind_core(py::module_& m) {
       .def(
           "run",
           [](const runner::Executable& e, const std::vector<py::bytes>& inputs,
-             const std::string& trace, bool timing_only, const std::string& trace_filter) {
+             const std::string& trace, bool timing_only, const std::string& trace_filter,
+             const std::string& trace_detail) {
             std::vector<std::string> in;
             for (const auto& b : inputs) in.emplace_back(b);
             runner::RunOptions o;
             o.trace_path = trace;
             o.timing_only = timing_only;
             o.trace_filter = trace_filter;
+            o.trace_detail = traces::parse_trace_detail(trace_detail, "trace_detail");
             runner::RunOutput out;
             {
               py::gil_scoped_release release;
@@ -100,7 +102,7 @@ void bind_core(py::module_& m) {
             return d;
           },
           py::arg("inputs"), py::arg("trace") = "", py::arg("timing_only") = false,
-          py::arg("trace_filter") = "")
+          py::arg("trace_filter") = "", py::arg("trace_detail") = "summary")
       .def_property_readonly("inputs",
                              [](const runner::Executable& e) { return bindings_list(e.inputs()); })
       .def_property_readonly("outputs",

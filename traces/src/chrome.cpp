@@ -49,8 +49,9 @@ ChromeTraceWriter::ChromeTraceWriter(std::string path, const TraceMeta& meta)
   write_json_number(f_, meta.clock_ghz);
   std::fputs(",\"graph\":", f_);
   write_json_string(f_, meta.graph);
-  std::fprintf(f_, ",\"cores\":%d,\"counter_window_cycles\":%lld,\"arch\":", meta.cores,
-               static_cast<long long>(meta.counter_window_cycles));
+  std::fprintf(
+      f_, ",\"cores\":%d,\"counter_window_cycles\":%lld,\"detail\":\"%s\",\"arch\":", meta.cores,
+      static_cast<long long>(meta.counter_window_cycles), trace_detail_name(meta.detail));
   std::fputs(meta.arch_json.empty() ? "{}" : meta.arch_json.c_str(), f_);
   std::fputs("},\n\"traceEvents\":[\n", f_);
 }

@@ -117,7 +117,12 @@ std::string unit_of_track(std::string_view group, std::string_view track) {
 std::string unit_of_counter(std::string_view group, std::string_view name) {
   if (starts(name, "lx")) return "lx";
   switch (group_kind(group)) {
-    case GroupKind::Core: return "seq";
+    case GroupKind::Core: {  // "<queue> busy" belongs to that queue's unit (busy_counter_name)
+      const std::string_view suffix = kBusySuffix;
+      if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix)
+        return unit_of_track(group, name.substr(0, name.size() - suffix.size()));
+      return "seq";
+    }
     case GroupKind::Dram: return "dram";
     case GroupKind::Ring: return "ring";
     default: return std::string(name);
@@ -169,6 +174,19 @@ bool is_perfetto_path(const std::string& path) {
       return true;
   }
   return false;
+}
+
+TraceDetail parse_trace_detail(std::string_view text, std::string_view what) {
+  if (text == "summary") return TraceDetail::Summary;
+  if (text == "full") return TraceDetail::Full;
+  throw Error(std::string(what),
+              "'" + std::string(text) +
+                  "' is not a trace detail: expected "
+                  "summary (kernels and unit activity) or full (every instruction)");
+}
+
+const char* trace_detail_name(TraceDetail d) {
+  return d == TraceDetail::Summary ? "summary" : "full";
 }
 
 TraceOutput::TraceOutput(const std::string& path, const TraceMeta& meta,

@@ -59,8 +59,9 @@ std::string meta_json(const TraceMeta& m) {
     s += c;
   }
   s += "\",\"cores\":" + std::to_string(m.cores) +
-       ",\"counter_window_cycles\":" + std::to_string(m.counter_window_cycles) +
-       ",\"arch\":" + (m.arch_json.empty() ? std::string("{}") : m.arch_json) + "}";
+       ",\"counter_window_cycles\":" + std::to_string(m.counter_window_cycles) + ",\"detail\":\"" +
+       trace_detail_name(m.detail) +
+       "\",\"arch\":" + (m.arch_json.empty() ? std::string("{}") : m.arch_json) + "}";
   return s;
 }
 }  // namespace
@@ -237,13 +238,12 @@ void PerfettoTraceWriter::span(int track, std::string_view name, uint64_t start,
 
 void PerfettoTraceWriter::counter(std::string_view group, std::string_view name, uint64_t cycle,
                                   double value) {
-  auto key = std::make_pair(std::string(group), std::string(name));
-  auto it = counter_tracks_.find(key);
+  auto it = counter_tracks_.find(std::make_pair(group, name));
   if (it == counter_tracks_.end()) {
     const uint64_t parent = group_uuid(group);
     const uint64_t u = new_uuid();
     descriptor(u, parent, name, true);
-    it = counter_tracks_.emplace(std::move(key), u).first;
+    it = counter_tracks_.emplace(std::make_pair(std::string(group), std::string(name)), u).first;
   }
   ev_.clear();
   pb::u64(ev_, kTeType, kCounter);

@@ -5,11 +5,23 @@
 
 namespace spyre::traces {
 
+// The amount is put into its windows first and only then are the windows before `now` emitted:
+// an amount reported when it ends (a unit's instruction, a ring transfer) lands in the windows
+// it covered, as long as no window it covers was emitted before (true when the amounts of one
+// counter follow each other in time). An amount for a window already emitted is counted in the
+// first open one.
 void WindowCounter::add(TraceSink& sink, uint64_t now, uint64_t start, uint64_t dur,
                         double amount) {
-  flush_before(sink, now / window_);
   auto put = [this](uint64_t w, double a) {
     w = std::max(w, next_);
+    if (pending_.empty() || pending_.back().first < w) {  // the usual case: a later window
+      pending_.emplace_back(w, a);
+      return;
+    }
+    if (pending_.back().first == w) {
+      pending_.back().second += a;
+      return;
+    }
     auto it = std::lower_bound(pending_.begin(), pending_.end(), std::make_pair(w, -1e300));
     if (it != pending_.end() && it->first == w)
       it->second += a;
@@ -18,15 +30,16 @@ void WindowCounter::add(TraceSink& sink, uint64_t now, uint64_t start, uint64_t 
   };
   if (dur == 0) {
     put(start / window_, amount);
-    return;
+  } else {
+    const double per_cycle = amount / static_cast<double>(dur);
+    for (uint64_t t = start; t < start + dur;) {
+      const uint64_t w = t / window_;
+      const uint64_t end = std::min(start + dur, (w + 1) * window_);
+      put(w, per_cycle * static_cast<double>(end - t));
+      t = end;
+    }
   }
-  const double per_cycle = amount / static_cast<double>(dur);
-  for (uint64_t t = start; t < start + dur;) {
-    const uint64_t w = t / window_;
-    const uint64_t end = std::min(start + dur, (w + 1) * window_);
-    put(w, per_cycle * static_cast<double>(end - t));
-    t = end;
-  }
+  flush_before(sink, now / window_);
 }
 
 void WindowCounter::flush_before(TraceSink& sink, uint64_t window_index) {

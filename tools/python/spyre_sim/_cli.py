@@ -14,7 +14,8 @@ class ModelFileRaised(Exception):
     """The model file itself raised; the message is its traceback from the file's first frame."""
 
 
-def run_model_file(path, arch, sets, trace, out, timing_only, trace_filter=""):
+def run_model_file(path, arch, sets, trace, out, timing_only, trace_filter="",
+                   trace_detail="summary"):
     """(summary JSON, compile report JSON, torch version) of one run of a model file."""
     import torch
 
@@ -35,7 +36,8 @@ def run_model_file(path, arch, sets, trace, out, timing_only, trace_filter=""):
             raise ModelFileError(f"{path}: defines no `{name}` (a model file defines `model` "
                                  "and `example_inputs`)")
     result = run(namespace["model"], namespace["example_inputs"], arch=arch, set=list(sets),
-                 trace=trace, timing_only=timing_only, trace_filter=trace_filter,
+                 trace=trace or None, timing_only=timing_only, trace_filter=trace_filter,
+                 trace_detail=trace_detail,
                  save_ir=out)
     report = result.reports[0] if len(result.reports) == 1 else {"subgraphs": result.reports}
     return json.dumps(result.summary), json.dumps(report), torch.__version__

@@ -84,18 +84,24 @@ def compare(actual, expected):
 
 def run(fn, inputs, arch: Optional[str] = None, set=None, trace: Optional[str] = None,
         timing_only: bool = False, compare_eager: bool = True,
-        trace_filter: Optional[str] = None, save_ir: Optional[str] = None) -> Result:
+        trace_filter: Optional[str] = None, save_ir: Optional[str] = None,
+        trace_detail: str = "summary") -> Result:
     """Compile `fn` (a module or function) for the chip, run it on `inputs` in the simulator.
 
     arch: preset name or YAML file ("spyre" by default); set: ["key=value", ...] overrides;
     trace: trace path, `.pftrace` for Perfetto protobuf, else Chrome JSON (several subgraphs
     get .1, .2 suffixes); trace_filter: what to keep, as `spyre-sim run --trace-filter`
-    (`unit=pt,dma;core=0-3;window=A:B`); save_ir: a folder where each captured graph's IR JSON
+    (`unit=pt,dma;core=0-3;window=A:B`); trace_detail: "summary" (kernels, barriers and
+    per-window unit busy, DRAM and ring counters) or "full" (also every instruction, DRAM
+    transaction, ring transfer and flow), as `--trace-detail`; save_ir: a folder where each captured graph's IR JSON
     is written (`<graph>.ir.json`, named by the compile report's `file`)."""
     import torch._dynamo
 
     inputs = tuple(inputs)
-    sess = _session.Session(arch, set, trace, timing_only, trace_filter, save_ir)
+    if trace_detail not in ("summary", "full"):
+        raise ValueError(f"trace_detail: {trace_detail!r} is not 'summary' or 'full'")
+    sess = _session.Session(arch, set, trace, timing_only, trace_filter, save_ir,
+                            trace_detail=trace_detail)
     torch._dynamo.reset()
     with _session.active(sess), torch.no_grad():
         compiled = torch.compile(fn, backend=_backend.spyre_sim_backend, dynamic=False)

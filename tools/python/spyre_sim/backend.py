@@ -45,7 +45,7 @@ def _make_runner(ir: dict):
             if sess.reuse_timing and not trace and "out" in timing_runs:
                 out, reused = timing_runs["out"], True
             else:
-                out = exe.run([], trace, True, sess.trace_filter)
+                out = exe.run([], trace, True, sess.trace_filter, sess.trace_detail)
                 timing_runs["out"] = out
         else:
             if any(t.device.type == "meta" for t in inputs):
@@ -53,7 +53,7 @@ def _make_runner(ir: dict):
                     f"graph {ir.get('graph')}: its inputs are meta tensors (no values); a model "
                     "on the meta device runs timing-only (timing_only=True, --timing-only)")
             data = [tensors.to_storage(t, b) for t, b in zip(inputs, in_bindings)]
-            out = exe.run(data, trace, False, sess.trace_filter)
+            out = exe.run(data, trace, False, sess.trace_filter, sess.trace_detail)
         sess.sim_seconds.append(time.perf_counter() - t0)
         summary = json.loads(out["summary"])
         if reused:

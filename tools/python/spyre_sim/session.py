@@ -10,12 +10,14 @@ from typing import List, Optional
 class Session:
     def __init__(self, arch: Optional[str] = None, sets=None, trace: Optional[str] = None,
                  timing_only: bool = False, trace_filter: Optional[str] = None,
-                 save_ir: Optional[str] = None, reuse_timing: bool = False):
+                 save_ir: Optional[str] = None, reuse_timing: bool = False,
+                 trace_detail: str = "summary"):
         self.arch = arch or "spyre"
         self.sets = [str(s) for s in (sets or [])]
         self.trace = trace
         self.timing_only = timing_only
         self.trace_filter = trace_filter or ""
+        self.trace_detail = trace_detail  # "summary" | "full" (spyre-sim run --trace-detail)
         self.save_ir = save_ir  # folder for each captured graph's IR JSON (None: not saved)
         # timing-only: a compiled graph's repeated calls reuse its first simulated run (exact:
         # a timing-only run reads no values); its summary says "reused"

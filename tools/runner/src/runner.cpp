@@ -126,10 +126,11 @@ RunOutput Executable::run(std::vector<std::string> inputs, const RunOptions& opt
     std::string graph = opts.graph;
     if (report_.is_object() && report_.contains("graph") && report_["graph"].is_string())
       graph = report_["graph"].get<std::string>();
-    writer = std::make_unique<traces::TraceOutput>(
-        opts.trace_path, trace_meta(cfg_, graph, static_cast<int>(program_.num_cores)),
-        opts.trace_filter);
+    traces::TraceMeta meta = trace_meta(cfg_, graph, static_cast<int>(program_.num_cores));
+    meta.detail = opts.trace_detail;
+    writer = std::make_unique<traces::TraceOutput>(opts.trace_path, meta, opts.trace_filter);
     so.trace = writer->sink();
+    so.trace_detail = opts.trace_detail;
   }
   RunOutput out;
   out.sim = sim::simulate(program_, cfg_, dram, so);

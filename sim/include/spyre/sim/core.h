@@ -70,6 +70,7 @@ class Core {
   uint64_t full_stall_cycles() const { return full_stall_cycles_; }
   uint64_t issued() const { return dyn_; }             // instructions placed (dynamic count)
   uint64_t loop_words() const { return loop_words_; }  // loop/loop.step words decoded
+  void finish_trace();  // flushes the units' busy counters at the end of a traced run
 
  private:
   enum class Phase { Decoding, StallFull, WaitDrain, AtBarrier, Halted };
@@ -115,7 +116,7 @@ class Core {
   void launch_ring(int q);
   LxRegions lx_regions(const isa::Instr& in) const;
   std::vector<int> mcast_targets(const isa::Instr& in) const;
-  // tracing (core_trace.cpp); called only when env_.trace is set
+  // tracing (core_trace.cpp); called only when env_.trace (full detail) is set
   void trace_instr(int q, const isa::Instr& in, Cycle now);
   void trace_seq(const char* what, Cycle from, Cycle to);
   void loop_args(std::vector<traces::Arg>& out, uint64_t dyn, int64_t iter) const;
@@ -132,6 +133,9 @@ class Core {
   Lx lx_;
   std::unique_ptr<DmaEngine> dma_in_, dma_out_;
   QueueState q_[isa::kNumQueues];
+  // Traced runs: each unit's busy fraction per trace window, counter "<queue> busy" of this
+  // core's group (traces/names.h), indexed by queue; empty when not traced.
+  std::vector<traces::WindowCounter> busy_;
   std::map<int64_t, int64_t> tokens_;
   Phase phase_ = Phase::Decoding;
   isa::LoopTable loops_;

@@ -21,7 +21,12 @@ struct Env {
   const isa::Program& program;
   Scheduler& sched;
   bool functional = true;
-  traces::TraceSink* trace = nullptr;  // null: tracing off
+  // Two views of one sink: `activity` is set whenever a trace is recorded and takes what every
+  // trace has (kernels, barriers, windowed counters); `trace` is set only for a full-detail trace
+  // and takes the per-event spans and flows. Each `if (env.trace)` guards the building of
+  // per-event arguments, so a summary trace never pays for them.
+  traces::TraceSink* trace = nullptr;
+  traces::TraceSink* activity = nullptr;
   // The chip module's path: trace groups and stats name the modules under it (traces/names.h).
   std::string chip = traces::kChipModule;
   std::string module(const std::string& child) const { return chip + "." + child; }

@@ -69,6 +69,9 @@ class EventDriver : public sc_core::sc_module {
   // The queue got an event from outside the driver's process: wake at its next cycle.
   void wake();
   KernelStop stop() const { return stop_; }
+  // Times the SystemC kernel ran this driver's process (one per simulated cycle with events,
+  // plus early wake-ups): with EventQueue::events_run(), what a run cost the kernel.
+  uint64_t activations() const { return activations_; }
   // sc_start(), then rethrows an exception an event threw (the simulation is stopped then).
   KernelStop run();
 
@@ -83,6 +86,7 @@ class EventDriver : public sc_core::sc_module {
   sc_core::sc_event wake_;
   bool in_cycle_ = false;
   bool stopped_ = false;
+  uint64_t activations_ = 0;
   KernelStop stop_ = KernelStop::Drained;
   std::exception_ptr error_;
 };

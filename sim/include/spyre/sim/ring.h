@@ -78,10 +78,10 @@ class Ring : public RingPort {
 
   nlohmann::json stats() const;  // layout in sim/README.md
 
-  // Tracing: each link's busy intervals become spans on track "link a->b" of `group`, and a
-  // windowed utilisation counter "link a->b util" (busy fraction of each window). Tracks are
-  // declared on first use. finish_trace() flushes the counters at the end of the run.
-  void set_trace(traces::TraceSink* sink, std::string group, uint64_t window);
+  // Tracing: each link gets a windowed utilisation counter "link a->b util" (busy fraction of
+  // each window) and, with `spans`, its busy intervals as spans on track "link a->b" of `group`.
+  // Tracks are declared on first use. finish_trace() flushes the counters at the end of the run.
+  void set_trace(traces::TraceSink* sink, bool spans, std::string group, uint64_t window);
   void finish_trace();
 
  private:
@@ -115,9 +115,10 @@ class Ring : public RingPort {
   uint64_t bytes_ = 0, transfers_ = 0;
   std::vector<Cycle> scratch_;
   traces::TraceSink* trace_ = nullptr;
+  bool trace_spans_ = false;
   std::string trace_group_;
   uint64_t trace_window_ = 1024;
-  std::vector<int> link_track_;                   // per link, -1 until used
+  std::vector<int> link_track_;  // per link: -1 until used, then its track (-2: no spans)
   std::vector<traces::WindowCounter> link_util_;  // per link
 };
 

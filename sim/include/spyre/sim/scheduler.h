@@ -40,6 +40,7 @@ class EventQueue : public Scheduler {
   void run_next_cycle();
   void run_all();  // until empty (no SystemC): for tests of plain components
   void clear();
+  uint64_t events_run() const { return events_run_; }  // callbacks run so far: the model's work
 
  private:
   struct Event {
@@ -59,6 +60,7 @@ class EventQueue : public Scheduler {
 
   Cycle now_ = 0;
   uint64_t seq_ = 0;
+  uint64_t events_run_ = 0;
   std::priority_queue<Event, std::vector<Event>, Later> heap_;
 };
 

@@ -18,7 +18,10 @@ namespace spyre::sim {
 struct SimOptions {
   bool functional = true;              // false: timing only, no arithmetic or data movement
   traces::TraceSink* trace = nullptr;  // null: tracing off
-  uint64_t max_cycles = 0;             // watchdog; 0 = no limit
+  // What reaches `trace` (traces/sink.h): Summary skips the per-instruction, per-transaction and
+  // per-transfer spans and the flows, and so the cost of building their arguments.
+  traces::TraceDetail trace_detail = traces::TraceDetail::Full;
+  uint64_t max_cycles = 0;  // watchdog; 0 = no limit
 };
 
 struct KernelStats {
@@ -36,6 +39,9 @@ struct SimResult {
   // Summed over cores: busy cycles per unit class ("pt", "sfp", "dma_in", "dma_out", "ring").
   // Utilisation of a class = busy / (cycles * units of that class on the chip).
   nlohmann::json stats;  // hierarchical stats with units (see sim/README.md)
+  // What the run cost the simulator (not the chip): scheduler callbacks run and activations of
+  // the SystemC process that runs them. Neither grows with idle time: nothing ticks.
+  uint64_t sim_events = 0, sim_activations = 0;
   double utilisation(const std::string& unit_class) const;  // 0..1, from stats
 };
 

@@ -13,7 +13,7 @@ Definitions (also in tools/README.md, "trace report"):
 import os
 
 from . import names
-from .model import COMPUTE, MEMORY, OTHER, SYNC
+from .model import COMPUTE, MEMORY, OTHER, SYNC, natural_key
 
 SLACK = 2  # cycles: a wait that ends this close to a span's start gated it (issue latency)
 
@@ -34,7 +34,7 @@ def param(arch, key, default=None):
 
 def find_arch(loaded, report, report_path):
     """The arch parameters: trace metadata, then the compile report, then an arch.yaml that
-    `spyre-sim run --out DIR` writes next to trace.json and report.json."""
+    `spyre-sim run --out DIR` writes next to its trace and report.json."""
     for cand in (loaded.meta.get("arch"), (report or {}).get("arch")):
         if isinstance(cand, dict) and cand:
             return cand, "trace metadata" if cand is loaded.meta.get("arch") else "compile report"
@@ -100,6 +100,56 @@ def kernel_windows(loaded):
             for i, (a, b) in enumerate(zip(bounds, bounds[1:])) if b > a]
 
 
+def is_summary(loaded):
+    """A summary-detail trace (`--trace-detail summary`): kernels, barriers and counters, no
+    instruction, DRAM-transaction or ring-transfer spans and no flows."""
+    return loaded.meta.get("detail") == "summary"
+
+
+def counter_integral(ts, vs, lo, hi):
+    """The integral over cycles [lo, hi) of a counter that holds each sample until the next
+    (0 before the first; the simulator closes every counter with a 0 sample)."""
+    import bisect
+
+    total = 0.0
+    i = max(bisect.bisect_right(ts, lo) - 1, 0)
+    while i < len(ts) and ts[i] < hi:
+        a = max(ts[i], lo)
+        b = min(ts[i + 1] if i + 1 < len(ts) else hi, hi)
+        if b > a:
+            total += vs[i] * (b - a)
+        i += 1
+    return total
+
+
+def unit_kind(track):
+    """pt0 -> pt, sfp1 -> sfp, dma_in -> dma_in, ring -> ring."""
+    return track.rstrip("0123456789")
+
+
+def busy_counters(loaded):
+    """{(core group, unit track): (ts, vs)} of the units' busy-fraction counters."""
+    out = {}
+    for (g, n), tv in loaded.counters.items():
+        if names.is_core(g) and n.endswith(names.BUSY_SUFFIX):
+            out[(g, n[: -len(names.BUSY_SUFFIX)])] = tv
+    return out
+
+
+def unit_busy(loaded, lo, hi):
+    """From the busy counters: {unit kind: (busy unit-cycles in [lo, hi), units counted)} and
+    the set of cores with any busy unit there."""
+    kinds, cores = {}, set()
+    for (g, tr), (ts, vs) in busy_counters(loaded).items():
+        b = counter_integral(ts, vs, lo, hi)
+        acc = kinds.setdefault(unit_kind(tr), [0.0, 0])
+        acc[0] += b
+        acc[1] += 1
+        if b > 0:
+            cores.add(g)
+    return {k: tuple(v) for k, v in kinds.items()}, cores
+
+
 def _clip(tr, lo, hi):
     """Indices of the spans of a track that overlap [lo, hi)."""
     import bisect
@@ -143,15 +193,48 @@ def time_split(loaded, win):
     return tot, cores_used
 
 
-def bandwidth(loaded, arch):
-    """Per DRAM channel and ring link: bytes, busy cycles, achieved and peak GB/s over the run."""
+def _peaks(loaded, arch):
     clock = float(loaded.meta.get("clock_ghz") or param(arch, "chip.clock_ghz", 1.0))
-    run = max(loaded.end, 1)
-    word = param(arch, "dram.word_bytes")
     width, rate = param(arch, "dram.channel_width_bits"), param(arch, "dram.data_rate_mtps")
     ch_peak = width / 8 * rate / 1000.0 if width and rate else None
     link = param(arch, "ring.link_bytes_per_cycle")
-    link_peak = link * clock if link else None
+    return clock, ch_peak, (link * clock if link else None)
+
+
+def bandwidth_from_counters(loaded, arch):
+    """bandwidth() of a summary trace: DRAM bytes from each channel's GB/s counter (GB/s is
+    bytes per ns: bytes = integral over cycles / clock_ghz), ring links' busy cycles from their
+    utilisation counters (their bytes are not recorded)."""
+    clock, ch_peak, link_peak = _peaks(loaded, arch)
+    run = max(loaded.end, 1)
+    rows = []
+    for (g, n), (ts, vs) in sorted(loaded.counters.items(),
+                                   key=lambda kv: (kv[0][0], natural_key(kv[0][1]))):
+        whole = max(run, ts[-1]) + 1  # a counter's last window may close after the last kernel
+        if names.is_dram(g) and n.endswith(" GB/s"):
+            nbytes = round(counter_integral(ts, vs, 0, whole) / clock)
+            busy, kind, peak, track = None, "dram", ch_peak, n[: -len(" GB/s")]
+        elif names.is_ring(g) and n.endswith(" util"):
+            nbytes, kind, peak, track = None, "ring", link_peak, n[: -len(" util")]
+            busy = round(counter_integral(ts, vs, 0, whole))
+        else:
+            continue
+        gbps = nbytes / run * clock if nbytes is not None else None
+        rows.append({"kind": kind, "track": f"{g}/{track}", "transfers": None, "bytes": nbytes,
+                     "bytes_from": "counter" if nbytes is not None else "unknown",
+                     "busy_cycles": busy, "busy_frac": busy / run if busy is not None else None,
+                     "achieved_gbps": gbps, "peak_gbps": peak,
+                     "of_peak": gbps / peak if gbps is not None and peak else None})
+    return rows
+
+
+def bandwidth(loaded, arch):
+    """Per DRAM channel and ring link: bytes, busy cycles, achieved and peak GB/s over the run."""
+    if is_summary(loaded):
+        return bandwidth_from_counters(loaded, arch)
+    clock, ch_peak, link_peak = _peaks(loaded, arch)
+    run = max(loaded.end, 1)
+    word = param(arch, "dram.word_bytes")
     rows = []
     for tr in loaded.ordered_tracks():
         if names.is_dram(tr.group) and tr.name.startswith("ch"):

@@ -1,11 +1,13 @@
 """Trace process groups are the chip's SystemC module paths (traces/include/spyre/traces/names.h):
-"spyre" (barrier, kernels), "spyre.core_3" (seq, dma_in, pt0, ...), "spyre.dram" (ch0, ...,
-or fifo), "spyre.ring_data" and "spyre.ring_reduce" (links)."""
+"spyre" (barrier, kernels), "spyre.core_3" (seq, dma_in, pt0, ...; counters "pt0 busy", ...),
+"spyre.dram" (ch0, ..., or fifo), "spyre.ring_data" and "spyre.ring_reduce" (links)."""
 import re
 
 CHIP = "spyre"
 KERNELS = (CHIP, "kernels")
 BARRIER = (CHIP, "barrier")
+
+BUSY_SUFFIX = " busy"  # a unit's busy-fraction counter in its core's group: "pt0 busy"
 
 _CORE = re.compile(r"\.core_(\d+)$")
 

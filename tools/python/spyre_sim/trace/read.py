@@ -1,7 +1,7 @@
 """Reading spyre-sim traces into one event model (times in integer cycles).
 
     t = open_trace("trace.json")     # or "run.pftrace": chosen by magic, not by extension
-    t.meta      # {"clock_ghz", "arch", "graph", "cores", "format", "version", ...}
+    t.meta      # {"clock_ghz", "arch", "graph", "cores", "format", "version", "detail", ...}
     for e in t.events(): ...   # streamed: the file is read as it is iterated
 
     span:    {"ph": "span", "group", "track", "name", "start", "dur", "args"}
@@ -64,7 +64,9 @@ def _norm_meta(given, writer):
     meta = {"clock_ghz": given.get("clock_ghz"), "arch": given.get("arch") or {},
             "graph": given.get("graph"), "cores": given.get("cores"),
             "format": given.get("format") or writer, "version": given.get("version"),
-            "counter_window_cycles": given.get("counter_window_cycles")}
+            "counter_window_cycles": given.get("counter_window_cycles"),
+            # "summary" or "full" (traces/README.md, "Detail"); files from before it are full
+            "detail": given.get("detail") or "full"}
     return meta
 
 

@@ -424,6 +424,9 @@ def validate(trace_path: str, report_path: str, fusion: bool = True, graph: Opti
             raise BadInput(str(e)) from None
         meta, events = t.meta or {}, t.events()
     meta = meta or {}
+    if meta.get("detail") == "summary":
+        raise BadInput(f"{trace_path}: a summary trace has no instruction spans to check: rerun "
+                       "with --trace-detail full (spyre_sim.run(..., trace_detail=\"full\"))")
     for key in ("graph", "arch"):
         got = meta.get(key)
         if isinstance(got, dict):  # an arch given as its parameters: compare the name

@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from . import names
+from . import analysis, names
 from .model import COMPUTE, MEMORY, OTHER, SYNC, natural_key, group_sort_key
 from .report import kernel_rows, link_rows, path_rows
 
@@ -180,9 +180,18 @@ def _area(title, x_range, series, edges):
 
 
 def _utilisation(loaded, edges):
-    """Chip-wide busy fraction per bucket of each unit kind: work spans over tracks of the kind."""
+    """Chip-wide busy fraction per bucket of each unit kind: work spans over tracks of the kind,
+    or in a summary trace the units' busy counters."""
     width = edges[1] - edges[0]
     kinds = {}
+    if analysis.is_summary(loaded):
+        for (_, tr), (ts, vs) in analysis.busy_counters(loaded).items():
+            cov = np.array([analysis.counter_integral(ts, vs, a, b)
+                            for a, b in zip(edges[:-1], edges[1:])]) / width
+            acc = kinds.setdefault(analysis.unit_kind(tr), [np.zeros(len(edges) - 1), 0])
+            acc[0] += np.minimum(cov, 1.0)
+            acc[1] += 1
+        return {k: v[0] / v[1] for k, v in sorted(kinds.items())}
     for tr in loaded.tracks.values():
         if names.is_core(tr.group):
             kind = tr.name.rstrip("0123456789")
@@ -212,6 +221,8 @@ def _counters(loaded, edges):
     charts = {}
     for (g, n), tv in sorted(loaded.counters.items(), key=lambda kv: (
             group_sort_key(kv[0][0]), natural_key(kv[0][1]))):
+        if names.is_core(g) and n.endswith(names.BUSY_SUFFIX):
+            continue  # the units' busy counters are drawn as utilisation, not a chart per core
         charts.setdefault((g, re.sub(r"\d+", "N", n)), {})[n] = sample(*tv)
     out = {}
     for (g, pattern), series in charts.items():

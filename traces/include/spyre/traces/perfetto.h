@@ -69,7 +69,17 @@ class PerfettoTraceWriter : public TraceSink {
   uint64_t root_uuid_ = 0;
   bool first_packet_ = true;
   std::map<std::string, uint64_t, std::less<>> groups_;
-  std::map<std::pair<std::string, std::string>, uint64_t> counter_tracks_;
+  // (group, name) -> counter track uuid; looked up with string_views, so a sample allocates
+  // nothing
+  struct PairLess {
+    using is_transparent = void;
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      const std::string_view af = a.first, bf = b.first;
+      return af != bf ? af < bf : std::string_view(a.second) < std::string_view(b.second);
+    }
+  };
+  std::map<std::pair<std::string, std::string>, uint64_t, PairLess> counter_tracks_;
   std::map<std::pair<std::string, std::string>, int> track_ids_;
   std::vector<Track> tracks_;
   Table names_, ann_names_, strings_;

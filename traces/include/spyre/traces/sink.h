@@ -11,6 +11,15 @@ namespace spyre::traces {
 
 inline constexpr int kTraceFormatVersion = 1;
 
+// How much a trace records. Summary: kernels, barriers and windowed counters (unit busy
+// fractions, DRAM bandwidth, ring link utilisation): its size grows with simulated time over the
+// counter window, not with the instruction or DRAM-transaction count. Full: also one span per
+// instruction, sequencer stall, DRAM transaction and ring transfer, and the token flows.
+enum class TraceDetail { Summary, Full };
+// "summary" / "full"; anything else throws spyre::Error naming `what` and the two choices.
+TraceDetail parse_trace_detail(std::string_view text, std::string_view what = "--trace-detail");
+const char* trace_detail_name(TraceDetail d);
+
 // Written at the start of every trace file.
 struct TraceMeta {
   double clock_ghz = 1.0;
@@ -18,6 +27,7 @@ struct TraceMeta {
   std::string graph;             // program / graph name
   int cores = 0;                 // program cores
   int64_t counter_window_cycles = 1024;
+  TraceDetail detail = TraceDetail::Full;
 };
 
 // One LX access of an instruction: `bytes` bytes from `addr`, read or written.
@@ -79,10 +89,11 @@ class TraceSink {
 };
 
 // Sums amounts into fixed windows of cycles and emits one counter sample per window (the
-// window's average rate times `scale`), plus a 0 after an idle gap. add() at cycle `now`
-// flushes the windows before now's; intervals may lie in the future, and an amount for a window
-// already flushed (rare: a DRAM transaction that began before `now`) counts in the first
-// unflushed one, so samples stay in time order.
+// window's average rate times `scale`), plus a 0 after an idle gap. add() at cycle `now` puts
+// its amount into the windows it covers, then flushes the windows before now's; intervals may
+// lie in the past (an instruction reported when it ends) or the future (a DRAM transaction
+// scheduled ahead). An amount for a window already flushed (it would need an earlier amount
+// reported later) counts in the first unflushed one, so samples stay in time order.
 class WindowCounter {
  public:
   WindowCounter(std::string group, std::string name, uint64_t window, double scale)

@@ -20,7 +20,10 @@ namespace spyre::runner {
 struct RunOptions {
   std::string trace_path;    // empty: no trace; ".pftrace" -> Perfetto protobuf, else Chrome JSON
   std::string trace_filter;  // --trace-filter spec (traces/filter.h); empty: everything
-  std::string graph;         // trace metadata name when the compile report has no graph name
+  // --trace-detail: summary (kernels, barriers, windowed unit/DRAM/ring counters; the default a
+  // person can open) or full (also every instruction, DRAM transaction, ring transfer and flow)
+  traces::TraceDetail trace_detail = traces::TraceDetail::Summary;
+  std::string graph;  // trace metadata name when the compile report has no graph name
   bool timing_only = false;
   uint64_t max_cycles = 0;
 };
