@@ -1,4 +1,5 @@
 #include "spyre/isa/isa.h"
+#include <array>
 
 #include <cstring>
 #include <sstream>
@@ -59,9 +60,14 @@ std::string_view queue_name(Queue q) {
   return names[static_cast<int>(q)];
 }
 
+// The length and first letter rule out almost every other operand before a string compare.
 int OpInfo::index_of(std::string_view operand) const {
-  for (size_t i = 0; i < operands.size(); ++i)
-    if (operands[i].name == operand) return static_cast<int>(i);
+  if (operand.empty()) return -1;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const std::string_view n = operands[i].name;
+    if (n.size() == operand.size() && n[0] == operand[0] && n == operand)
+      return static_cast<int>(i);
+  }
   return -1;
 }
 
@@ -83,10 +89,27 @@ const SfpFnInfo* find_sfp_fn(std::string_view name) {
   return nullptr;
 }
 
+// The simulator reads operands by name on every instruction, nearly always with a string
+// literal: a small per-thread table remembers where (opcode, name pointer, length) was found.
+// A hit is checked against the operand's name, so a reused pointer can never give a wrong
+// index; a miss falls back to the search.
 int64_t Instr::get(std::string_view operand) const {
-  int i = op_info(op).index_of(operand);
+  struct Slot {
+    const char* p = nullptr;
+    size_t n = 0;
+    int op = -1, index = -1;
+  };
+  static thread_local std::array<Slot, 1024> memo;
+  const OpInfo& info = op_info(op);
+  const auto key = reinterpret_cast<uintptr_t>(operand.data());
+  Slot& m = memo[((key >> 2) ^ (key >> 12) ^ (static_cast<uintptr_t>(op) * 0x9e37u)) & 1023u];
+  if (m.p == operand.data() && m.n == operand.size() && m.op == static_cast<int>(op) &&
+      info.operands[static_cast<size_t>(m.index)].name == operand)
+    return a[static_cast<size_t>(m.index)];
+  const int i = info.index_of(operand);
   if (i < 0)
-    throw Error(std::string(op_info(op).mnemonic), "has no operand '" + std::string(operand) + "'");
+    throw Error(std::string(info.mnemonic), "has no operand '" + std::string(operand) + "'");
+  m = Slot{operand.data(), operand.size(), static_cast<int>(op), i};
   return a[static_cast<size_t>(i)];
 }
 

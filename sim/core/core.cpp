@@ -18,12 +18,12 @@ bool is_dma(Opcode op) { return op == Opcode::DmaLoad || op == Opcode::DmaStore;
 bool is_pt(Opcode op) { return op == Opcode::PtMatmul; }
 bool is_ring(Opcode op) { return op == Opcode::RingSend || op == Opcode::RingReduce; }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-// The four DMA dimensions around `base` (outer, rep, row; bytes contiguous).
-std::vector<Dim> dma_dims(const isa::Instr& in, const char* side) {
-  const std::string s = side;
-  return {{in.get("outer"), in.get(s + "_outer")},
-          {in.get("reps"), in.get(s + "_rep")},
-          {in.get("rows"), in.get(s + "_stride")}};
+// The four DMA dimensions around `base` (outer, rep, row; bytes contiguous), on the DRAM or the
+// LX side.
+std::vector<Dim> dma_dims(const isa::Instr& in, bool dram_side) {
+  return {{in.get("outer"), in.get(dram_side ? "dram_outer" : "lx_outer")},
+          {in.get("reps"), in.get(dram_side ? "dram_rep" : "lx_rep")},
+          {in.get("rows"), in.get(dram_side ? "dram_stride" : "lx_stride")}};
 }
 }  // namespace
 
@@ -271,8 +271,8 @@ void Core::check_bounds(const Slot& e) const {
     if (in.get("outer") < 0)
       SPYRE_FAIL("spyre/core/instr", at.where(),
                  "operand outer=" + std::to_string(in.get("outer")) + " is negative");
-    ByteRange d = strided_range(in.get("dram"), dma_dims(in, "dram"), bytes);
-    ByteRange l = strided_range(in.get("lx"), dma_dims(in, "lx"), bytes);
+    ByteRange d = strided_range(in.get("dram"), dma_dims(in, true), bytes);
+    ByteRange l = strided_range(in.get("lx"), dma_dims(in, false), bytes);
     check_range(load ? d : l, load ? dram_size : lx_size, load ? "DRAM" : "LX", at);
     check_range(load ? l : d, load ? lx_size : dram_size, load ? "LX" : "DRAM", at);
     if (load) {
@@ -380,9 +380,18 @@ LxRegions Core::lx_regions(const isa::Instr& in) const {
       info.index_of("fn") >= 0 && in.op == Opcode::SfpBinary &&
       isa::sfp_fn_info(static_cast<isa::SfpFn>(in.get("fn"))).cls == isa::SfpClass::Compare;
   const int64_t rows = in.get("rows"), cols = in.get("cols");
-  for (const char* name : {"dst", "a", "b", "c"}) {
-    const std::string n = name;
-    if (info.index_of(n) < 0 || info.index_of(n + "_rs") < 0) continue;
+  // Each operand's base, row-stride and column-stride names (literals: no string is built on
+  // this per-instruction path).
+  struct Operand {
+    const char *base, *rs, *cs;
+  };
+  static constexpr Operand kOperands[] = {{"dst", "dst_rs", "dst_cs"},
+                                          {"a", "a_rs", "a_cs"},
+                                          {"b", "b_rs", "b_cs"},
+                                          {"c", "c_rs", "c_cs"}};
+  for (const Operand& o : kOperands) {
+    if (info.index_of(o.base) < 0 || info.index_of(o.rs) < 0) continue;
+    const std::string_view n = o.base;
     isa::DType dt;
     if (n == "dst")
       dt = static_cast<isa::DType>(in.get(cvt ? "ddt" : "dt"));
@@ -391,15 +400,14 @@ LxRegions Core::lx_regions(const isa::Instr& in) const {
     else
       dt = static_cast<isa::DType>(in.get(cvt ? "sdt" : "dt"));
     if (n == "dst" && compare) dt = isa::DType::Bool;
-    const bool one_col = info.index_of(n + "_cs") < 0;  // sfp.red's dst: one element per row
-    const int64_t cs = one_col ? 0 : in.get(n + "_cs");
+    const bool one_col = info.index_of(o.cs) < 0;  // sfp.red's dst: one element per row
+    const int64_t cs = one_col ? 0 : in.get(o.cs);
     const int64_t ncols = one_col ? 1 : cols;
     if (rows <= 0 || ncols <= 0) continue;
     // Row 0's bytes (element_range: for I4 the bytes holding its first and last nibble); rows
     // follow every rs elements (isa::validate keeps an I4 operand's rs even: whole bytes).
-    const ByteRange row0 = element_range(in.get(n), {{ncols, cs}}, dt);
-    out.push_back(
-        {row0.lo, row0.hi - row0.lo, rows, isa::dtype_byte_offset(dt, in.get(n + "_rs")), 1});
+    const ByteRange row0 = element_range(in.get(o.base), {{ncols, cs}}, dt);
+    out.push_back({row0.lo, row0.hi - row0.lo, rows, isa::dtype_byte_offset(dt, in.get(o.rs)), 1});
   }
   return out;
 }

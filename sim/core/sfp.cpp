@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "spyre/arch/unit_timing.h"
+#include "spyre/error.h"
 #include "spyre/sim/units.h"
 
 namespace spyre::sim {
@@ -32,10 +33,23 @@ struct Operand {
   }
 };
 
-Operand op(const isa::Instr& in, const char* name, DType dt) {
-  std::string n(name);
-  const bool no_cs = n == "dst" && in.op == Opcode::SfpReduce;  // sfp.red's dst is a column
-  return {in.get(n), in.get(n + "_rs"), no_cs ? 0 : in.get(n + "_cs"), dt};
+// `name` is dst, a, b or c; its strides are read by literal names (Instr::get is fastest so).
+Operand op(const isa::Instr& in, std::string_view name, DType dt) {
+  struct Names {
+    std::string_view base;
+    const char *rs, *cs;
+  };
+  static constexpr Names kNames[] = {{"dst", "dst_rs", "dst_cs"},
+                                     {"a", "a_rs", "a_cs"},
+                                     {"b", "b_rs", "b_cs"},
+                                     {"c", "c_rs", "c_cs"}};
+  for (const Names& k : kNames) {
+    if (k.base != name) continue;
+    const bool no_cs = name == "dst" && in.op == Opcode::SfpReduce;  // sfp.red's dst: a column
+    return {in.get(k.base), in.get(k.rs), no_cs ? 0 : in.get(k.cs), dt};
+  }
+  throw Error(std::string(isa::op_info(in.op).mnemonic),
+              "no SFP operand '" + std::string(name) + "'");
 }
 
 bool is_compare(SfpFn f) { return isa::sfp_fn_info(f).cls == isa::SfpClass::Compare; }
