@@ -380,16 +380,7 @@ LxRegions Core::lx_regions(const isa::Instr& in) const {
       info.index_of("fn") >= 0 && in.op == Opcode::SfpBinary &&
       isa::sfp_fn_info(static_cast<isa::SfpFn>(in.get("fn"))).cls == isa::SfpClass::Compare;
   const int64_t rows = in.get("rows"), cols = in.get("cols");
-  // Each operand's base, row-stride and column-stride names (literals: no string is built on
-  // this per-instruction path).
-  struct Operand {
-    const char *base, *rs, *cs;
-  };
-  static constexpr Operand kOperands[] = {{"dst", "dst_rs", "dst_cs"},
-                                          {"a", "a_rs", "a_cs"},
-                                          {"b", "b_rs", "b_cs"},
-                                          {"c", "c_rs", "c_cs"}};
-  for (const Operand& o : kOperands) {
+  for (const SfpOperandNames& o : kSfpOperands) {
     if (info.index_of(o.base) < 0 || info.index_of(o.rs) < 0) continue;
     const std::string_view n = o.base;
     isa::DType dt;

@@ -33,18 +33,10 @@ struct Operand {
   }
 };
 
-// `name` is dst, a, b or c; its strides are read by literal names (Instr::get is fastest so).
+// `name` is dst, a, b or c (kSfpOperands).
 Operand op(const isa::Instr& in, std::string_view name, DType dt) {
-  struct Names {
-    std::string_view base;
-    const char *rs, *cs;
-  };
-  static constexpr Names kNames[] = {{"dst", "dst_rs", "dst_cs"},
-                                     {"a", "a_rs", "a_cs"},
-                                     {"b", "b_rs", "b_cs"},
-                                     {"c", "c_rs", "c_cs"}};
-  for (const Names& k : kNames) {
-    if (k.base != name) continue;
+  for (const SfpOperandNames& k : kSfpOperands) {
+    if (name != k.base) continue;
     const bool no_cs = name == "dst" && in.op == Opcode::SfpReduce;  // sfp.red's dst: a column
     return {in.get(k.base), in.get(k.rs), no_cs ? 0 : in.get(k.cs), dt};
   }

@@ -19,6 +19,16 @@
 
 namespace spyre::sim {
 
+// An SFP operand's base, row-stride and column-stride operand names (dst, a, b, c), as literals:
+// Instr::get reads literal names fastest, and no string is built per instruction.
+struct SfpOperandNames {
+  const char *base, *rs, *cs;
+};
+inline constexpr SfpOperandNames kSfpOperands[] = {{"dst", "dst_rs", "dst_cs"},
+                                                   {"a", "a_rs", "a_cs"},
+                                                   {"b", "b_rs", "b_cs"},
+                                                   {"c", "c_rs", "c_cs"}};
+
 uint64_t pt_cycles(const arch::ArchConfig& cfg, const isa::Instr& in);
 uint64_t sfp_cycles(const arch::ArchConfig& cfg, const isa::Instr& in);
 
