@@ -12,6 +12,10 @@ MODELS = ROOT / "tools" / "models"
 # as well for its Python module); by default the one `make build` links into the .venv.
 CLI = (pathlib.Path(os.environ["SPYRE_SIM_BUILD"]) / "tools" / "spyre-sim"
        if os.environ.get("SPYRE_SIM_BUILD") else ROOT / ".venv" / "bin" / "spyre-sim")
+# Every test compiles: the program cache (tools/runner/include/spyre/runner/program_cache.h) is
+# off unless a test points SPYRE_SIM_CACHE at a folder of its own (test_program_cache.py), and
+# nothing is written to the user's ~/.cache.
+os.environ["SPYRE_SIM_CACHE"] = "off"
 # The golden-capture script doubles as a helper module for the capture tests.
 sys.path.insert(0, str(ROOT / "tests" / "data" / "ir"))
 

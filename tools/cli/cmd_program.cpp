@@ -31,7 +31,7 @@ int disasm_command(const std::string& in, const std::string& out) {
 
 int compile_command(const std::string& in, const std::string& out, const std::string& report,
                     const std::string& arch, const std::vector<std::string>& sets) {
-  runner::Settings s{arch, sets};
+  runner::Settings s{arch, sets, {}};
   nlohmann::json ir;
   try {
     ir = nlohmann::json::parse(read_file_text(in));

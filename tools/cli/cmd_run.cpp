@@ -57,16 +57,22 @@ int run_command(const RunArgs& a) {
   const traces::TraceDetail detail = traces::parse_trace_detail(a.trace_detail);
 
   nlohmann::json summary, report;
-  runner::Settings settings{a.arch, a.sets};
+  runner::Settings settings{a.arch, a.sets, {}};
+  if (!a.no_cache) settings.cache = runner::ProgramCache::from_env();
   std::string torch_version, torch_source;
+  int graphs = 0, cached = 0;  // compiled from IR; of them, found in the program cache
   if (ends_with(a.target, ".py")) {
     ModelRun m = run_model_file(a, trace, out);
+    graphs = m.graphs;
+    cached = m.cached;
     summary = nlohmann::json::parse(m.summary_json);
     if (!m.report_json.empty()) report = nlohmann::json::parse(m.report_json);
     torch_version = m.torch_version;
     torch_source = "installed";
   } else {
     auto exe = load_target(a, settings);
+    graphs = ends_with(a.target, ".json") ? 1 : 0;
+    cached = exe.from_cache() ? 1 : 0;
     runner::RunOptions o;
     o.trace_path = trace;
     o.trace_filter = a.trace_filter;
@@ -81,14 +87,20 @@ int run_command(const RunArgs& a) {
     }
   }
   summary["out"] = out;
-  runner::write_output_folder(
-      out, summary, report, settings.config(),
-      runner::provenance(a.command, torch_version, torch_source, a.arch, a.sets));
+  nlohmann::json prov = runner::provenance(a.command, torch_version, torch_source, a.arch, a.sets);
+  prov["program_cache"] = nullptr;
+  if (settings.cache.enabled())
+    prov["program_cache"] = {{"dir", settings.cache.dir}, {"graphs", graphs}, {"hits", cached}};
+  runner::write_output_folder(out, summary, report, settings.config(), prov);
   if (a.json) {
     std::cout << summary.dump() << std::endl;
   } else {
     std::cout << "spyre-sim run " << a.target << "\n" << runner::format_summary(summary);
     std::cout << "  output folder     " << out << "\n";
+    if (graphs > 0 && settings.cache.enabled())
+      std::cout << "  program cache     " << cached << " of " << graphs << " graph(s) found there, "
+                << graphs - cached << " compiled and stored (" << settings.cache.dir
+                << "; --no-cache: compile all)\n";
     if (!summary["trace"].is_string()) {
       std::cout << "  trace             none (--no-trace)\n";
       return outputs_match_status(summary);

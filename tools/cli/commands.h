@@ -18,6 +18,7 @@ struct RunArgs {
   std::string out;                       // empty: spyre-sim-out/<target stem>
   bool json = false;
   bool timing_only = false;
+  bool no_cache = false;  // --no-cache: compile even when the program cache has the result
   bool debug = false;
   std::string program = "spyre-sim";  // argv[0]: how the printed follow-up commands call us
   std::vector<std::string> command;   // the whole command line, for provenance.json
@@ -44,7 +45,8 @@ void start_embedded_python();
 struct ModelRun {
   std::string summary_json;
   std::string report_json;
-  std::string torch_version;  // torch.__version__ of the run
+  std::string torch_version;   // torch.__version__ of the run
+  int graphs = 0, cached = 0;  // compiled subgraphs; of them, found in the program cache
 };
 ModelRun run_model_file(const RunArgs& a, const std::string& trace, const std::string& out);
 

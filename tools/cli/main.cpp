@@ -62,6 +62,9 @@ int dispatch(int argc, char** argv) {
   r->add_option("--out", run.out, "output folder; default spyre-sim-out/<target name>");
   r->add_flag("--json", run.json, "print one JSON object instead of the summary");
   r->add_flag("--timing-only", run.timing_only, "skip the arithmetic (same timing)");
+  r->add_flag("--no-cache", run.no_cache,
+              "compile even if the program cache ($SPYRE_SIM_CACHE, default ~/.cache/spyre-sim) "
+              "holds this graph's program; nothing is stored");
 
   std::string in, out, report, arch = "spyre";
   std::vector<std::string> sets;

@@ -56,17 +56,20 @@ void bind_core(py::module_& m) {
       .def_static(
           "from_ir",
           [](const std::string& ir_text, const std::string& arch,
-             const std::vector<std::string>& sets, const std::string& file) {
+             const std::vector<std::string>& sets, const std::string& file, bool cache) {
             nlohmann::json ir;
             try {
               ir = nlohmann::json::parse(ir_text);
             } catch (const nlohmann::json::parse_error& e) {
               throw Error(file, std::string("malformed JSON: ") + e.what());
             }
-            return runner::Executable::from_ir(ir, settings(arch, sets), file);
+            runner::Settings s = settings(arch, sets);
+            if (cache) s.cache = runner::ProgramCache::from_env();
+            return runner::Executable::from_ir(ir, s, file);
           },
           py::arg("ir_json"), py::arg("arch") = "spyre",
-          py::arg("sets") = std::vector<std::string>{}, py::arg("file") = "<ir>")
+          py::arg("sets") = std::vector<std::string>{}, py::arg("file") = "<ir>",
+          py::arg("cache") = false)
       .def_static(
           "from_program_file",
           [](const std::string& path, const std::string& arch,
@@ -109,6 +112,8 @@ void bind_core(py::module_& m) {
                              [](const runner::Executable& e) { return bindings_list(e.outputs()); })
       .def_property_readonly("report",
                              [](const runner::Executable& e) { return e.report().dump(); })
+      .def_property_readonly("from_cache",
+                             [](const runner::Executable& e) { return e.from_cache(); })
       .def_property_readonly(
           "assembly", [](const runner::Executable& e) { return isa::disassemble(e.program()); })
       .def_property_readonly("arch_yaml",

@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
   app.add_option("--set", sets, "key=value (compiler.* keys go to the compiler)");
   CLI11_PARSE(app, argc, argv);
   try {
-    runner::Settings s{arch_name, sets};
+    runner::Settings s{arch_name, sets, {}};
     nlohmann::json ir;
     std::string what;
     if (ir_path.empty()) {

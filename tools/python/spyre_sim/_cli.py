@@ -15,8 +15,9 @@ class ModelFileRaised(Exception):
 
 
 def run_model_file(path, arch, sets, trace, out, timing_only, trace_filter="",
-                   trace_detail="summary"):
-    """(summary JSON, compile report JSON, torch version) of one run of a model file."""
+                   trace_detail="summary", cache=True):
+    """(summary JSON, compile report JSON, torch version, compiled subgraphs, of them found in
+    the program cache) of one run of a model file."""
     import torch
 
     from .api import run
@@ -37,7 +38,7 @@ def run_model_file(path, arch, sets, trace, out, timing_only, trace_filter="",
                                  "and `example_inputs`)")
     result = run(namespace["model"], namespace["example_inputs"], arch=arch, set=list(sets),
                  trace=trace or None, timing_only=timing_only, trace_filter=trace_filter,
-                 trace_detail=trace_detail,
-                 save_ir=out)
+                 trace_detail=trace_detail, save_ir=out, cache=cache)
     report = result.reports[0] if len(result.reports) == 1 else {"subgraphs": result.reports}
-    return json.dumps(result.summary), json.dumps(report), torch.__version__
+    hits = result.from_cache
+    return json.dumps(result.summary), json.dumps(report), torch.__version__, len(hits), sum(hits)

@@ -85,7 +85,7 @@ def compare(actual, expected):
 def run(fn, inputs, arch: Optional[str] = None, set=None, trace: Optional[str] = None,
         timing_only: bool = False, compare_eager: bool = True,
         trace_filter: Optional[str] = None, save_ir: Optional[str] = None,
-        trace_detail: str = "summary") -> Result:
+        trace_detail: str = "summary", cache: bool = True) -> Result:
     """Compile `fn` (a module or function) for the chip, run it on `inputs` in the simulator.
 
     arch: preset name or YAML file ("spyre" by default); set: ["key=value", ...] overrides;
@@ -93,15 +93,17 @@ def run(fn, inputs, arch: Optional[str] = None, set=None, trace: Optional[str] =
     get .1, .2 suffixes); trace_filter: what to keep, as `spyre-sim run --trace-filter`
     (`unit=pt,dma;core=0-3;window=A:B`); trace_detail: "summary" (kernels, barriers and
     per-window unit busy, DRAM and ring counters) or "full" (also every instruction, DRAM
-    transaction, ring transfer and flow), as `--trace-detail`; save_ir: a folder where each captured graph's IR JSON
-    is written (`<graph>.ir.json`, named by the compile report's `file`)."""
+    transaction, ring transfer and flow), as `--trace-detail`; save_ir: a folder where each
+    captured graph's IR JSON is written (`<graph>.ir.json`, named by the compile report's
+    `file`); cache: look up and store compiled programs in the program cache
+    ($SPYRE_SIM_CACHE, default ~/.cache/spyre-sim; `--no-cache`)."""
     import torch._dynamo
 
     inputs = tuple(inputs)
     if trace_detail not in ("summary", "full"):
         raise ValueError(f"trace_detail: {trace_detail!r} is not 'summary' or 'full'")
     sess = _session.Session(arch, set, trace, timing_only, trace_filter, save_ir,
-                            trace_detail=trace_detail)
+                            trace_detail=trace_detail, cache=cache)
     torch._dynamo.reset()
     with _session.active(sess), torch.no_grad():
         compiled = torch.compile(fn, backend=_backend.spyre_sim_backend, dynamic=False)
@@ -119,7 +121,7 @@ def run(fn, inputs, arch: Optional[str] = None, set=None, trace: Optional[str] =
         ok, err, tol = compare(outputs, reference(fn, inputs))
         summary.update(outputs_match=ok, max_abs_err=err, tolerance=tol)
     result = Result(outputs=outputs, summary=summary, reports=sess.reports,
-                    trace_path=summary.get("trace"))
+                    trace_path=summary.get("trace"), from_cache=sess.from_cache)
     _backend.record_result(result)
     return result
 

@@ -23,8 +23,9 @@ def _make_runner(ir: dict):
     if sess.save_ir:  # the report then names a file that `spyre-sim trace validate` can re-run
         label = os.path.join(sess.save_ir, f"{ir.get('graph', 'graph')}.ir.json")
         files.write_atomic(label, text)
-    exe = core.Executable.from_ir(text, sess.arch, sess.sets, label)
+    exe = core.Executable.from_ir(text, sess.arch, sess.sets, label, sess.cache)
     report = json.loads(exe.report)
+    sess.from_cache.append(exe.from_cache)
     sess.reports.append(report)
     in_bindings, out_bindings = exe.inputs, exe.outputs
     timing_runs = {}  # this program's timing-only run (runs are data-independent)

@@ -10,6 +10,8 @@ class Result:
     summary: dict                     # the CLI's JSON: cycles, kernels, utilisation, dram, stats
     reports: list = field(default_factory=list)  # compile report per subgraph
     trace_path: Optional[str] = None
+    # per compiled subgraph: its program came from the program cache (no compile ran)
+    from_cache: list = field(default_factory=list)
 
     @property
     def cycles(self) -> int:

@@ -11,7 +11,7 @@ class Session:
     def __init__(self, arch: Optional[str] = None, sets=None, trace: Optional[str] = None,
                  timing_only: bool = False, trace_filter: Optional[str] = None,
                  save_ir: Optional[str] = None, reuse_timing: bool = False,
-                 trace_detail: str = "summary"):
+                 trace_detail: str = "summary", cache: bool = True):
         self.arch = arch or "spyre"
         self.sets = [str(s) for s in (sets or [])]
         self.trace = trace
@@ -19,12 +19,14 @@ class Session:
         self.trace_filter = trace_filter or ""
         self.trace_detail = trace_detail  # "summary" | "full" (spyre-sim run --trace-detail)
         self.save_ir = save_ir  # folder for each captured graph's IR JSON (None: not saved)
+        self.cache = cache  # compiled programs through the program cache ($SPYRE_SIM_CACHE)
         # timing-only: a compiled graph's repeated calls reuse its first simulated run (exact:
         # a timing-only run reads no values); its summary says "reused"
         self.reuse_timing = reuse_timing
         self.runs: List[dict] = []      # summary per simulated subgraph call
         self.reports: List[dict] = []   # compile report per compiled subgraph
         self.sim_seconds: List[float] = []  # wall time of each run (simulation and copies)
+        self.from_cache: List[bool] = []  # per compiled subgraph: its program came from the cache
 
     def next_trace_path(self) -> str:
         if not self.trace:

@@ -53,7 +53,20 @@ Executable Executable::from_ir(const nlohmann::json& ir, const Settings& s,
                                const std::string& file) {
   Executable e;
   e.cfg_ = s.config();
-  auto r = compiler::compile(ir, e.cfg_, s.compile_options(), file);
+  std::string key;
+  std::optional<compiler::CompileResult> cached;
+  if (s.cache.enabled()) {
+    std::vector<std::string> compiler_sets;
+    for (const auto& set : s.sets)
+      if (is_compiler_key(set)) compiler_sets.push_back(set);
+    key = program_key(build_id(), e.cfg_, compiler_sets, ir.dump());
+    cached = s.cache.load(key);
+  }
+  e.from_cache_ = cached.has_value();
+  compiler::CompileResult r =
+      cached ? std::move(*cached) : compiler::compile(ir, e.cfg_, s.compile_options(), file);
+  if (e.from_cache_ && r.report.is_object()) r.report["file"] = file;  // this run's IR's name
+  if (!e.from_cache_ && s.cache.enabled()) s.cache.store(key, r);
   e.program_ = std::move(r.program);
   e.inputs_ = std::move(r.inputs);
   e.outputs_ = std::move(r.outputs);

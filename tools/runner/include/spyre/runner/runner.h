@@ -12,6 +12,7 @@
 #include "spyre/arch/arch.h"
 #include "spyre/compiler/compile.h"
 #include "spyre/isa/isa.h"
+#include "spyre/runner/program_cache.h"
 #include "spyre/sim/simulate.h"
 #include "spyre/traces/sink.h"
 
@@ -32,6 +33,9 @@ struct RunOptions {
 struct Settings {
   std::string arch = "spyre";
   std::vector<std::string> sets;
+  // Where compiled programs are kept between runs (program_cache.h); default: none. The CLI and
+  // the Python module take ProgramCache::from_env() unless told --no-cache / cache=False.
+  ProgramCache cache;
   arch::ArchConfig config() const;
   compiler::CompileOptions compile_options() const;
 };
@@ -58,6 +62,8 @@ class Executable {
   const std::vector<compiler::TensorBinding>& inputs() const { return inputs_; }
   const std::vector<compiler::TensorBinding>& outputs() const { return outputs_; }
   const nlohmann::json& report() const { return report_; }
+  // from_ir found the compile result in the program cache (no compile ran)
+  bool from_cache() const { return from_cache_; }
 
   // Storage bytes each input binding expects (span of its size/stride).
   static uint64_t storage_bytes(const compiler::TensorBinding& b);
@@ -72,6 +78,7 @@ class Executable {
   arch::ArchConfig cfg_;
   std::vector<compiler::TensorBinding> inputs_, outputs_;
   nlohmann::json report_;
+  bool from_cache_ = false;
 };
 
 // The trace metadata of a run: clock, every arch parameter (typed JSON), graph name, cores.
