@@ -48,8 +48,9 @@ demo: build
 test-cpp: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# Whole test files per worker (--dist loadfile): a file's module fixtures are built once.
 test-python: build
-	$(PY) -m pytest -q tests/python
+	$(PY) -m pytest -q -n $(JOBS) --dist loadfile tests/python
 
 test: test-cpp test-python
 

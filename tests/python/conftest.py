@@ -41,3 +41,16 @@ def run_cli(*args, cwd=None):
 @pytest.fixture
 def cli():
     return run_cli
+
+
+# `make test` runs whole files per xdist worker in collection order: the longest files start
+# first, so that no worker is left with one of them at the end while the other idles.
+LONGEST_FIRST = ("test_opinfo.py", "test_interpreters_agree.py", "test_llm.py", "test_sweep.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    def rank(item):
+        name = pathlib.Path(str(item.fspath)).name
+        return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: the order within each file and among the rest is kept
