@@ -26,7 +26,7 @@ def cache(tmp_path, monkeypatch):
 
 
 def entries(folder):
-    return sorted((folder / "programs").glob("*.msgpack")) if (folder / "programs").exists() else []
+    return sorted((folder / "programs").glob("*.entry")) if (folder / "programs").exists() else []
 
 
 def compile_ir(text, arch="spyre", sets=(), file="<ir>"):
@@ -124,3 +124,88 @@ def test_the_size_cap_evicts_and_a_bad_cap_is_an_error(cache, monkeypatch):
     monkeypatch.setenv("SPYRE_SIM_CACHE_MAX_MB", "lots")
     with pytest.raises(core.SpyreError, match="SPYRE_SIM_CACHE_MAX_MB.*whole number"):
         compile_ir(text)
+
+
+# ---------------------------------------------------------------- captured IR (spyre_capture.ir_cache)
+
+
+def _counting_lowering(monkeypatch):
+    """Counts Inductor lowerings (compile_fx_inner calls) the capture makes."""
+    from spyre_capture import adapter
+    calls = []
+    real = adapter.compile_fx_inner
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(adapter, "compile_fx_inner", counted)
+    return calls
+
+
+def _ir_entries(folder):
+    return sorted((folder / "ir").glob("*.entry")) if (folder / "ir").exists() else []
+
+
+def test_a_second_run_of_a_model_skips_inductor_and_captures_the_same_ir(cache, tmp_path,
+                                                                         monkeypatch):
+    import torch
+    import spyre_sim
+
+    calls = _counting_lowering(monkeypatch)
+    w = torch.randn(64, 32, dtype=torch.float16)
+
+    def f(x, w):
+        return torch.relu(x @ w) * 2
+
+    x = torch.randn(16, 64, dtype=torch.float16)
+    r1 = spyre_sim.run(f, [x, w], trace=None, save_ir=str(tmp_path / "a"))
+    r2 = spyre_sim.run(f, [x, w], trace=None, save_ir=str(tmp_path / "b"))
+    assert calls == [1]  # the second run lowered nothing
+    assert (r1.from_cache, r2.from_cache) == ([False], [True])
+    assert len(_ir_entries(cache)) == 1
+    assert (tmp_path / "a" / "graph_0.ir.json").read_text() == \
+        (tmp_path / "b" / "graph_0.ir.json").read_text()
+    assert r2.outputs_match and r2.cycles == r1.cycles
+    assert torch.equal(r1.outputs, r2.outputs)
+    # cache=False: lowers and compiles again, stores nothing new
+    r3 = spyre_sim.run(f, [x, w], trace=None, cache=False)
+    assert calls == [1, 1] and r3.from_cache == [False] and r3.cycles == r1.cycles
+
+
+@pytest.mark.parametrize("change", ["model", "shape", "constant", "torch_version", "capture_code"])
+def test_any_change_of_what_a_capture_depends_on_lowers_again(cache, monkeypatch, change):
+    import torch
+    import spyre_sim
+    from spyre_capture import ir_cache
+
+    calls = _counting_lowering(monkeypatch)
+
+    def f(x):
+        return torch.sigmoid(x) + torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float16)
+
+    def g(x):
+        return torch.sigmoid(x) + torch.tensor([1.0, 2.0, 3.0, 5.0], dtype=torch.float16)
+
+    def h(x):
+        return torch.tanh(x) + torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float16)
+
+    x = torch.randn(8, 4, dtype=torch.float16)
+    spyre_sim.run(f, [x], trace=None)
+    spyre_sim.run(f, [x], trace=None)
+    assert calls == [1]
+    fn, inputs = f, [x]
+    if change == "model":
+        fn = h
+    elif change == "shape":
+        inputs = [torch.randn(16, 4, dtype=torch.float16)]
+    elif change == "constant":  # a tensor constant of the graph with other values
+        fn = g
+    elif change == "torch_version":
+        monkeypatch.setattr(torch, "__version__", torch.__version__ + ".other")
+    else:
+        monkeypatch.setattr(ir_cache, "_DIGEST", ["another capture"])
+    r = spyre_sim.run(fn, inputs, trace=None)
+    assert calls == [1, 1], change
+    assert r.outputs_match
+    assert len(_ir_entries(cache)) == 2

@@ -119,6 +119,26 @@ void bind_core(py::module_& m) {
       .def_property_readonly("arch_yaml",
                              [](const runner::Executable& e) { return e.config().to_yaml(); });
 
+  // The cache folder's raw entries ($SPYRE_SIM_CACHE, runner/program_cache.h), for caches the
+  // Python front end keys itself (spyre_capture/ir_cache.py: captured IR).
+  m.def(
+      "cache_load",
+      [](const std::string& kind, const std::string& key) -> py::object {
+        const auto bytes = runner::ProgramCache::from_env().load_entry(kind, key);
+        if (!bytes) return py::none();
+        return py::bytes(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+      },
+      py::arg("kind"), py::arg("key"));
+  m.def(
+      "cache_store",
+      [](const std::string& kind, const std::string& key, const py::bytes& data) {
+        const std::string s = data;
+        runner::ProgramCache::from_env().store_entry(kind, key,
+                                                     std::vector<uint8_t>(s.begin(), s.end()));
+      },
+      py::arg("kind"), py::arg("key"), py::arg("data"));
+  m.def("cache_enabled", [] { return runner::ProgramCache::from_env().enabled(); });
+
   m.def("format_summary",
         [](const std::string& s) { return runner::format_summary(nlohmann::json::parse(s)); });
   m.def("merge_summaries", [](const std::vector<std::string>& parts) {

@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from . import meta
+from . import ir_cache, meta
 from .errors import CaptureError, UnsupportedTorch
 from .index import describe_index
 
@@ -205,12 +205,15 @@ def compile_with_capture(
     on_graph: GraphHandler,
     graph_name: Callable[[], str],
     source_root: str,
+    ir_store: ir_cache.Store | None = None,
 ) -> Callable[..., Any]:
     """Run compile_fx on a Dynamo graph; for each post-AOT graph, build its IR and return
     `on_graph(ir, post_aot_gm)`'s runner to AOTAutograd in place of Inductor's compiled code.
 
     A model on the meta device (no weights in host memory) is compiled as if on cpu: see
-    `meta.meta_as_cpu`. The runner is then called with the meta tensors themselves."""
+    `meta.meta_as_cpu`. The runner is then called with the meta tensors themselves.
+    With `ir_store`, a graph whose key (ir_cache.graph_key) is there skips Inductor's lowering
+    and Scheduler; a new one is stored."""
     example_inputs = meta.meta_as_cpu(gm, example_inputs)
 
     def inner_compile(post_gm: torch.fx.GraphModule, inputs: Sequence[Any], **kwargs: Any) -> BoxedRunner:
@@ -218,18 +221,28 @@ def compile_with_capture(
         static_idxs = set(kwargs.get("static_input_idxs") or ())
         # Keep an eager copy: Inductor's post-grad passes rewrite post_gm in place.
         eager_gm = _copy_graph_module(post_gm)
-        _session.graphs = []
-        # Re-entered here because AOTAutograd compiles a backward graph lazily, after
-        # compile_fx has returned.
-        with capture_context():
-            compile_fx_inner(post_gm, inputs, **kwargs)  # lowering + Scheduler; result unused
-        graphs, _session.graphs = _session.graphs, []
         name = graph_name()
-        if graphs:
-            ir_dict = _build_graph_ir(graphs[-1], name, static_idxs, source_root)
-        else:  # Inductor skips graphs without calls: outputs are inputs
-            ir_dict = _build_trivial_ir(eager_gm, inputs, name, static_idxs)
-        return BoxedRunner(on_graph(ir_dict, eager_gm))
+        flags = {k: kwargs.get(k) for k in ("is_inference", "is_backward", "cpp_wrapper",
+                                             "aot_mode", "layout_opt")}
+        key = ""
+        if ir_store is not None:
+            from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+            with unset_fake_temporarily():  # the graph's tensor constants are read for the key
+                key = ir_cache.graph_key(post_gm, inputs, static_idxs, source_root, flags)
+
+        def build() -> dict:
+            _session.graphs = []
+            # Re-entered here because AOTAutograd compiles a backward graph lazily, after
+            # compile_fx has returned.
+            with capture_context():
+                compile_fx_inner(post_gm, inputs, **kwargs)  # lowering + Scheduler; unused
+            graphs, _session.graphs = _session.graphs, []
+            if graphs:
+                return _build_graph_ir(graphs[-1], name, static_idxs, source_root)
+            return _build_trivial_ir(eager_gm, inputs, name, static_idxs)  # no calls
+
+        return BoxedRunner(on_graph(ir_cache.cached_ir(ir_store, key, name, build), eager_gm))
 
     from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 

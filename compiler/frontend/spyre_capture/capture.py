@@ -22,6 +22,7 @@ def compile_graph(
     make_runner: MakeRunner,
     *,
     source_root: str | None = None,
+    ir_store: adapter.ir_cache.Store | None = None,
 ) -> Callable[..., Any]:
     """Dynamo backend body: run Inductor up to its Scheduler and hand each scheduled graph's IR
     to `make_runner`, whose runner then computes that graph when the compiled model is called.
@@ -29,8 +30,9 @@ def compile_graph(
     `make_runner(ir)` is called once per captured graph, at compile time; the runner takes the
     post-AOT flat inputs in `ir["inputs"]` order and returns tensors in `ir["outputs"]` order.
     `source_root` (default: the working directory) is what `source` paths are made relative to.
+    `ir_store` (ir_cache.Store): where captured IR is looked up and kept between runs.
     """
-    return _compile(gm, example_inputs, lambda ir, _gm: make_runner(ir), source_root)
+    return _compile(gm, example_inputs, lambda ir, _gm: make_runner(ir), source_root, ir_store)
 
 
 class Capture(list):
@@ -87,9 +89,11 @@ def to_json(ir: dict) -> str:
 
 
 def _compile(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
-             on_graph: adapter.GraphHandler, source_root: str | None) -> Callable[..., Any]:
+             on_graph: adapter.GraphHandler, source_root: str | None,
+             ir_store: adapter.ir_cache.Store | None = None) -> Callable[..., Any]:
     root = os.path.abspath(source_root or os.getcwd())
-    return adapter.compile_with_capture(gm, example_inputs, on_graph, _graph_namer(), root)
+    return adapter.compile_with_capture(gm, example_inputs, on_graph, _graph_namer(), root,
+                                        ir_store)
 
 
 def _graph_namer() -> Callable[[], str]:

@@ -21,6 +21,7 @@ def _make_runner(ir: dict):
     text = json.dumps(ir, sort_keys=True)
     label = f"<{ir.get('graph', 'graph')}>"
     if sess.save_ir:  # the report then names a file that `spyre-sim trace validate` can re-run
+        os.makedirs(sess.save_ir, exist_ok=True)
         label = os.path.join(sess.save_ir, f"{ir.get('graph', 'graph')}.ir.json")
         files.write_atomic(label, text)
     exe = core.Executable.from_ir(text, sess.arch, sess.sets, label, sess.cache)
@@ -78,11 +79,22 @@ def _make_runner(ir: dict):
     return runner
 
 
+class _IrStore:
+    """Captured IR in the program cache's folder ($SPYRE_SIM_CACHE/ir, spyre_capture.ir_cache)."""
+
+    def load(self, key):
+        return core.cache_load("ir", key)
+
+    def store(self, key, data):
+        core.cache_store("ir", key, data)
+
+
 def spyre_sim_backend(gm, example_inputs):
     """A Dynamo backend: `torch.compile(model, backend=spyre_sim_backend)` or "spyre_sim"."""
     from spyre_capture import compile_graph
 
-    return compile_graph(gm, example_inputs, _make_runner)
+    store = _IrStore() if _session.current().cache and core.cache_enabled() else None
+    return compile_graph(gm, example_inputs, _make_runner, ir_store=store)
 
 
 def record_result(result):

@@ -21,6 +21,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
+const std::string kEntryExt = ".entry";  // programs: MessagePack; ir: JSON text
+
 class Sha1 {
  public:
   // Each part is length-prefixed, so no two different part lists hash the same bytes.
@@ -63,7 +65,8 @@ compiler::TensorBinding binding_of(const nlohmann::json& j) {
   return b;
 }
 
-// Removes the least recently used entries until the folder holds at most `max_bytes`.
+// Removes the least recently used entries (of every kind) until the cache holds at most
+// `max_bytes`.
 void evict(const fs::path& dir, uint64_t max_bytes) {
   struct Entry {
     fs::file_time_type time;
@@ -73,8 +76,8 @@ void evict(const fs::path& dir, uint64_t max_bytes) {
   std::vector<Entry> entries;
   uint64_t total = 0;
   std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->path().extension() != ".msgpack") continue;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->is_regular_file() || it->path().extension() != kEntryExt) continue;
     std::error_code e2;
     const uint64_t bytes = it->file_size(e2);
     const auto time = it->last_write_time(e2);
@@ -115,25 +118,62 @@ ProgramCache ProgramCache::from_env() {
   return c;
 }
 
-std::string ProgramCache::path_of(const std::string& key) const {
-  return (fs::path(dir) / "programs" / (key + ".msgpack")).string();
+std::string ProgramCache::entry_path(const std::string& kind, const std::string& key) const {
+  const auto plain = [](const std::string& s, const char* what) {
+    const bool ok = !s.empty() && std::all_of(s.begin(), s.end(), [](char ch) {
+      return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_';
+    });
+    if (!ok) throw Error(std::string("cache ") + what, "expected [a-z0-9_]+, got '" + s + "'");
+  };
+  plain(kind, "kind");
+  plain(key, "key");
+  return (fs::path(dir) / kind / (key + kEntryExt)).string();
 }
 
-std::optional<compiler::CompileResult> ProgramCache::load(const std::string& key) const {
+std::string ProgramCache::path_of(const std::string& key) const {
+  return entry_path("programs", key);
+}
+
+std::optional<std::vector<uint8_t>> ProgramCache::load_entry(const std::string& kind,
+                                                             const std::string& key) const {
   if (!enabled()) return std::nullopt;
-  const std::string path = path_of(key);
+  const std::string path = entry_path(kind, key);
   std::error_code ec;
   if (!fs::exists(path, ec)) return std::nullopt;
   try {
-    const std::vector<uint8_t> bytes = read_file_bytes(path);
-    const nlohmann::json j = nlohmann::json::from_msgpack(bytes);
+    std::vector<uint8_t> bytes = read_file_bytes(path);
+    fs::last_write_time(path, fs::file_time_type::clock::now(), ec);  // recently used
+    return bytes;
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+void ProgramCache::store_entry(const std::string& kind, const std::string& key,
+                               const std::vector<uint8_t>& bytes) const {
+  if (!enabled()) return;
+  std::error_code ec;
+  fs::create_directories(fs::path(dir) / kind, ec);
+  if (ec) return;
+  try {
+    write_file_atomic(entry_path(kind, key), bytes.data(), bytes.size());
+  } catch (const Error&) {
+    return;
+  }
+  evict(dir, max_bytes);
+}
+
+std::optional<compiler::CompileResult> ProgramCache::load(const std::string& key) const {
+  const auto bytes = load_entry("programs", key);
+  if (!bytes) return std::nullopt;
+  try {
+    const nlohmann::json j = nlohmann::json::from_msgpack(*bytes);
     if (j.at("key").get<std::string>() != key) return std::nullopt;
     compiler::CompileResult r;
-    r.program = isa::decode(j.at("program").get_binary(), path);
+    r.program = isa::decode(j.at("program").get_binary(), path_of(key));
     for (const auto& b : j.at("inputs")) r.inputs.push_back(binding_of(b));
     for (const auto& b : j.at("outputs")) r.outputs.push_back(binding_of(b));
     r.report = j.at("report");
-    fs::last_write_time(path, fs::file_time_type::clock::now(), ec);  // recently used
     return r;
   } catch (const std::exception&) {  // truncated, foreign or corrupt: compile again
     return std::nullopt;
@@ -150,17 +190,7 @@ void ProgramCache::store(const std::string& key, const compiler::CompileResult& 
   j["outputs"] = nlohmann::json::array();
   for (const auto& b : r.outputs) j["outputs"].push_back(binding_json(b));
   j["report"] = r.report;
-  const std::vector<uint8_t> bytes = nlohmann::json::to_msgpack(j);
-  const fs::path folder = fs::path(dir) / "programs";
-  std::error_code ec;
-  fs::create_directories(folder, ec);
-  if (ec) return;
-  try {
-    write_file_atomic(path_of(key), bytes.data(), bytes.size());
-  } catch (const Error&) {
-    return;
-  }
-  evict(folder, max_bytes);
+  store_entry("programs", key, nlohmann::json::to_msgpack(j));
 }
 
 const std::string& build_id() {

@@ -9,9 +9,9 @@
 //     these and the build);
 //   - the IR, serialised canonically (sorted keys).
 // The report's `file` is not part of the key (it names where this run's IR came from) and is
-// replaced on a hit. Entries are MessagePack files written atomically; an unreadable or
-// truncated entry is a miss and is rewritten. The folder is kept under a size cap by removing
-// the least recently used entries (a hit refreshes an entry's time).
+// replaced on a hit. Entries are MessagePack files (programs/KEY.entry) written atomically; an
+// unreadable or truncated entry is a miss and is rewritten. The folder is kept under a size cap by
+// removing the least recently used entries (a hit refreshes an entry's time).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -35,6 +35,14 @@ struct ProgramCache {
   // Failures to write (read-only folder, full disk) are not errors: the run goes on uncached.
   void store(const std::string& key, const compiler::CompileResult& r) const;
   std::string path_of(const std::string& key) const;
+
+  // Raw entries of one kind (a subfolder: "programs" above; "ir", the captured graphs the Python
+  // front end keys itself, spyre_capture/ir_cache.py), under the same size cap and LRU order.
+  std::optional<std::vector<uint8_t>> load_entry(const std::string& kind,
+                                                 const std::string& key) const;
+  void store_entry(const std::string& kind, const std::string& key,
+                   const std::vector<uint8_t>& bytes) const;
+  std::string entry_path(const std::string& kind, const std::string& key) const;
 };
 
 // Hex SHA-1 of this binary's own image (the file the running code was loaded from); computed
