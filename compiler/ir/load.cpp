@@ -1,5 +1,6 @@
 // Loading and validating SCHEMA.md v1: the JSON Schema first (json_schema.cpp, the schema file
 // compiled in), then what it cannot say. Every check names file, node and field.
+#include <algorithm>
 #include <functional>
 #include <set>
 
@@ -275,9 +276,21 @@ int64_t Buffer::storage_elems() const {
   return n + 1;
 }
 
+void Graph::index_buffers() {
+  buffer_index.clear();
+  for (size_t i = 0; i < buffers.size(); ++i) buffer_index.emplace(buffers[i].name, i);
+  indexed = buffers.size();
+}
+
 const Buffer* Graph::find_buffer(const std::string& n) const {
-  for (const auto& b : buffers)
-    if (b.name == n) return &b;
+  if (auto it = buffer_index.find(n);
+      it != buffer_index.end() && it->second < buffers.size() && buffers[it->second].name == n)
+    return &buffers[it->second];
+  const size_t from = std::min(indexed, buffers.size());
+  for (size_t i = from; i < buffers.size(); ++i)
+    if (buffers[i].name == n) return &buffers[i];
+  for (size_t i = 0; i < from; ++i)  // an index that does not describe `buffers` (edited)
+    if (buffers[i].name == n) return &buffers[i];
   return nullptr;
 }
 
@@ -437,6 +450,7 @@ Graph load_ir(const nlohmann::json& j, const std::string& file) {
     if (b.kind == "view" && b.view_of.empty()) o.fail("view_of", "missing for a view");
     g.buffers.push_back(std::move(b));
   }
+  g.index_buffers();
   for (const auto& b : g.buffers) {
     if (b.kind != "view") continue;
     std::string w = file + ": buffer " + b.name + ": field 'view_of'";

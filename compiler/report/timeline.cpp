@@ -71,6 +71,7 @@ class Timeline {
     for (auto& per : tokens_)
       for (auto& t : per) t = t < 0 ? -t : 0;
     current_.assign(n * kQ, nullptr);
+    stalled_.assign(n, -1);
     // The DRAM's bandwidth at the kernel's read/write mix (cost.h: CostParams): IBM's
     // T = (R + W) / bw + turnaround x min(R, W) over the kernel's bytes. The turnaround is
     // charged at that rate for the whole kernel, also where reads run alone (a matmul's first
@@ -148,7 +149,7 @@ class Timeline {
     const int q = static_cast<int>(isa::queue_of(in));
     Q& qu = queues_[static_cast<size_t>(core)][static_cast<size_t>(q)];
     if (static_cast<int64_t>(qu.waiting.size()) >= cfg_.queue_depth) {
-      stalled_[core] = q;  // resumed when the queue starts an instruction
+      stalled_[static_cast<size_t>(core)] = q;  // resumed when the queue starts an instruction
       return;
     }
     qu.waiting.push_back(i++);
@@ -182,8 +183,8 @@ class Timeline {
       qu.blocked = false;
     }
     qu.waiting.pop_front();
-    if (auto it = stalled_.find(core); it != stalled_.end() && it->second == q) {
-      stalled_.erase(it);
+    if (int& s = stalled_[static_cast<size_t>(core)]; s == q) {
+      s = -1;
       push(now_, Ev::Seq, core, 0);
     }
     qu.busy = true;
@@ -352,7 +353,8 @@ class Timeline {
   double rate_of(const Transfer& x) const { return std::min(x.cap, share_); }
   void reshare() {
     // Equal shares, raised where capped transfers leave bandwidth over.
-    std::vector<double> caps;
+    std::vector<double>& caps = caps_;
+    caps.clear();
     for (const auto& x : active_) caps.push_back(x.cap);
     std::sort(caps.begin(), caps.end());
     double left = dram_bw_;
@@ -404,7 +406,8 @@ class Timeline {
   std::vector<std::vector<Q>> queues_;
   static constexpr size_t kTokens = 512;  // token ids seen: queue pairs < 49, raw < 512
   std::vector<std::vector<int64_t>> tokens_;
-  std::map<int, int> stalled_;              // core -> the full queue its sequencer waits on
+  std::vector<int> stalled_;  // per core: the full queue its sequencer waits on, or -1
+  std::vector<double> caps_;  // reshare()'s scratch
   std::vector<const isa::Instr*> current_;  // per core and queue: the instruction running
   std::map<std::array<int64_t, 4>, double> run_eff_;
   std::vector<std::vector<InstrCost>> cost_;

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -94,6 +95,11 @@ struct Graph {
 
   const Buffer& buffer(const std::string& name) const;  // throws when unknown
   const Buffer* find_buffer(const std::string& name) const;
+  // Buffer name -> position in `buffers`, of the first `indexed` buffers (load_ir fills it;
+  // names are unique). Buffers the passes append later are found past `indexed`.
+  std::unordered_map<std::string, size_t> buffer_index;
+  size_t indexed = 0;
+  void index_buffers();
   // The buffer that owns the storage `name` lives in (follows view_of).
   const Buffer& storage_of(const std::string& name) const;
 };
