@@ -35,9 +35,30 @@ struct Txn {
   int64_t row;
 };
 
+// One controller queue (reads or writes) of a channel, kept per bank so that FR-FCFS needs
+// no scan of the whole queue: within a bank every row hit has the same earliest CAS, and so
+// does every other transaction (miss or conflict), so the winner is the oldest hit or the
+// oldest non-hit of some bank. `seq` is the order of entry into the queue: its age.
+struct Queued {
+  uint64_t seq;
+  uint32_t req;
+  int64_t row;
+};
+struct BankQueue {
+  std::vector<Queued> q;  // oldest first
+  size_t open = 0;        // how many of them are to the bank's open row
+};
+struct Queue {
+  std::vector<BankQueue> banks;
+  size_t n = 0;
+  uint64_t next_seq = 0;
+  bool empty() const { return n == 0; }
+  size_t size() const { return n; }
+};
+
 struct Channel {
   std::vector<Bank> banks;
-  std::vector<Txn> rq, wq;        // controller queues, oldest first
+  Queue rq, wq;                   // controller queues
   std::vector<Txn> rback, wback;  // waiting for a queue slot (upstream back-pressure)
   size_t rback_head = 0, wback_head = 0;
   std::vector<Ps> bg_last_cas;  // per bank group, for tCCD_L
@@ -64,6 +85,8 @@ class Lpddr5Dram : public DramModel {
     ch_.resize(static_cast<size_t>(s_.channels));
     for (Channel& c : ch_) {
       c.banks.resize(static_cast<size_t>(s_.banks()));
+      c.rq.banks.resize(static_cast<size_t>(s_.banks()));
+      c.wq.banks.resize(static_cast<size_t>(s_.banks()));
       c.bg_last_cas.assign(static_cast<size_t>(s_.bank_groups), kNever);
       c.next_ref = s_.refresh == Refresh::PerBank ? s_.refi / s_.banks() : s_.refi;
     }
@@ -88,9 +111,9 @@ class Lpddr5Dram : public DramModel {
       lpddr5::Location l = s_.map.decode(base + w * s_.word_bytes);
       Channel& c = ch_[static_cast<size_t>(l.channel)];
       Txn t{id, l.bank, l.row};
-      std::vector<Txn>& q = requests_[id].req.write ? c.wq : c.rq;
+      Queue& q = requests_[id].req.write ? c.wq : c.rq;
       if (q.size() < s_.queue_depth && backlog(c, requests_[id].req.write) == 0) {
-        q.push_back(t);
+        enqueue(c, q, t);
       } else {
         (requests_[id].req.write ? c.wback : c.rback).push_back(t);
         ++c.stalls;
@@ -140,11 +163,39 @@ class Lpddr5Dram : public DramModel {
     env_.sched.at_end_of(at, [this, ci] { decide(ci); });
   }
 
-  // The earliest commands for `t` issued no earlier than T.
-  Plan plan(const Channel& c, const Txn& t, bool write, Ps T) const {
-    const Bank& b = c.banks[static_cast<size_t>(t.bank)];
-    Plan p{0, kNever, kNever, std::max(T, b.cas_ok)};
-    if (b.open_row != t.row) {
+  static void enqueue(const Channel& c, Queue& q, const Txn& t) {
+    BankQueue& bq = q.banks[static_cast<size_t>(t.bank)];
+    bq.q.push_back(Queued{q.next_seq++, t.req, t.row});
+    if (t.row == c.banks[static_cast<size_t>(t.bank)].open_row) ++bq.open;
+    ++q.n;
+  }
+
+  // A bank's open row changed (ACT, refresh): recount both queues' entries to it.
+  static void set_open_row(Channel& c, int bank, int64_t row) {
+    const size_t bi = static_cast<size_t>(bank);
+    c.banks[bi].open_row = row;
+    for (Queue* q : {&c.rq, &c.wq}) {
+      BankQueue& bq = q->banks[bi];
+      bq.open = 0;
+      if (row >= 0)
+        for (const Queued& e : bq.q) bq.open += e.row == row;
+    }
+  }
+
+  // No CAS of the current mode issues before this: T, the data bus and the turnaround.
+  Ps cas_floor(const Channel& c, bool write, Ps T) const {
+    Ps f = std::max(T, c.bus_free - (write ? s_.wl : s_.rl));
+    if (write && c.last_dir == 0) f = std::max(f, c.last_read_end + s_.rtw - s_.wl);
+    if (!write && c.last_dir == 1) f = std::max(f, c.last_write_end + s_.wtr);
+    return f;
+  }
+
+  // The earliest commands for a transaction to `bank`, `row` issued no earlier than T, with
+  // floor = cas_floor(c, write, T).
+  Plan plan(const Channel& c, int bank, int64_t row, Ps T, Ps floor) const {
+    const Bank& b = c.banks[static_cast<size_t>(bank)];
+    Plan p{0, kNever, kNever, b.cas_ok};
+    if (b.open_row != row) {
       p.kind = b.open_row < 0 ? 1 : 2;
       Ps act_lb = T;
       if (p.kind == 2) {
@@ -154,11 +205,8 @@ class Lpddr5Dram : public DramModel {
       p.act = std::max({act_lb, b.act_ok, c.last_act + s_.rrd, c.acts[c.act_i] + s_.faw});
       p.cas = p.act + s_.rcd;
     }
-    const int bg = t.bank / s_.banks_per_group;
-    const Ps lat = write ? s_.wl : s_.rl;
-    p.cas = std::max({p.cas, c.bg_last_cas[static_cast<size_t>(bg)] + s_.ccd_l, c.bus_free - lat});
-    if (write && c.last_dir == 0) p.cas = std::max(p.cas, c.last_read_end + s_.rtw - s_.wl);
-    if (!write && c.last_dir == 1) p.cas = std::max(p.cas, c.last_write_end + s_.wtr);
+    const size_t bg = static_cast<size_t>(bank / s_.banks_per_group);
+    p.cas = std::max({p.cas, c.bg_last_cas[bg] + s_.ccd_l, floor});
     return p;
   }
 
@@ -171,8 +219,9 @@ class Lpddr5Dram : public DramModel {
       if (s_.refresh == Refresh::AllBank) {
         Ps start = c.next_ref;
         for (const Bank& b : c.banks) start = std::max(start, ready(b));
-        for (Bank& b : c.banks) {
-          b.open_row = -1;
+        for (int bi = 0; bi < s_.banks(); ++bi) {
+          Bank& b = c.banks[static_cast<size_t>(bi)];
+          set_open_row(c, bi, -1);
           b.act_ok = start + s_.rfc_ab;
           ++b.st.refreshes;
         }
@@ -180,7 +229,7 @@ class Lpddr5Dram : public DramModel {
       } else {
         Bank& b = c.banks[static_cast<size_t>(c.ref_bank)];
         Ps start = std::max(c.next_ref, ready(b));
-        b.open_row = -1;
+        set_open_row(c, c.ref_bank, -1);
         b.act_ok = start + s_.rfc_pb;
         ++b.st.refreshes;
         c.ref_bank = (c.ref_bank + 1) % s_.banks();
@@ -223,19 +272,35 @@ class Lpddr5Dram : public DramModel {
   // FR-FCFS: the transaction whose CAS can issue first; ties go to the oldest.
   void commit(int ci, Channel& c, Ps T) {
     const bool write = c.writing;
-    std::vector<Txn>& q = write ? c.wq : c.rq;
-    // No candidate can issue before `floor` (bus and turnaround): stop at the first that can.
-    Ps floor = std::max(T, c.bus_free - (write ? s_.wl : s_.rl));
-    if (write && c.last_dir == 0) floor = std::max(floor, c.last_read_end + s_.rtw - s_.wl);
-    if (!write && c.last_dir == 1) floor = std::max(floor, c.last_write_end + s_.wtr);
-    size_t best = 0;
-    Plan bp = plan(c, q[0], write, T);
-    for (size_t i = 1; i < q.size() && bp.cas > floor; ++i) {
-      Plan p = plan(c, q[i], write, T);
-      if (p.cas < bp.cas) bp = p, best = i;
-    }
-    const Txn t = q[best];
-    q.erase(q.begin() + static_cast<std::ptrdiff_t>(best));
+    Queue& q = write ? c.wq : c.rq;
+    const Ps floor = cas_floor(c, write, T);
+    // Per bank, the oldest row hit and the oldest other transaction are the only candidates.
+    // Hits first: no miss or conflict can issue its CAS before an ACT the channel allows now
+    // plus tRCD, so when a hit beats that bound the others need no plan.
+    Plan bp{0, 0, 0, 0};
+    uint64_t best_seq = 0;
+    int best_bank = -1;
+    size_t best_i = 0;
+    auto scan = [&](bool hits) {
+      for (int bank = 0; bank < s_.banks(); ++bank) {
+        const BankQueue& bq = q.banks[static_cast<size_t>(bank)];
+        if (hits ? bq.open == 0 : bq.open == bq.q.size()) continue;
+        const int64_t open = c.banks[static_cast<size_t>(bank)].open_row;
+        size_t i = 0;
+        while ((bq.q[i].row == open) != hits) ++i;
+        const Plan p = plan(c, bank, bq.q[i].row, T, floor);
+        if (best_bank < 0 || p.cas < bp.cas || (p.cas == bp.cas && bq.q[i].seq < best_seq))
+          bp = p, best_seq = bq.q[i].seq, best_bank = bank, best_i = i;
+      }
+    };
+    scan(true);
+    const Ps act_now = std::max({T, c.last_act + s_.rrd, c.acts[c.act_i] + s_.faw});
+    if (best_bank < 0 || bp.cas >= std::max(floor, act_now + s_.rcd)) scan(false);
+    BankQueue& bq = q.banks[static_cast<size_t>(best_bank)];
+    const Txn t{bq.q[best_i].req, best_bank, bq.q[best_i].row};
+    if (t.row == c.banks[static_cast<size_t>(best_bank)].open_row) --bq.open;
+    bq.q.erase(bq.q.begin() + static_cast<std::ptrdiff_t>(best_i));
+    --q.n;
     refill(c, write);
 
     Bank& b = c.banks[static_cast<size_t>(t.bank)];
@@ -246,7 +311,7 @@ class Lpddr5Dram : public DramModel {
     else
       ++b.st.conflicts;
     if (bp.kind != 0) {
-      b.open_row = t.row;
+      set_open_row(c, t.bank, t.row);
       c.last_act = bp.act;
       c.acts[c.act_i] = bp.act;
       c.act_i = (c.act_i + 1) % c.acts.size();
@@ -270,10 +335,10 @@ class Lpddr5Dram : public DramModel {
   }
 
   void refill(Channel& c, bool write) {
-    std::vector<Txn>& q = write ? c.wq : c.rq;
+    Queue& q = write ? c.wq : c.rq;
     std::vector<Txn>& back = write ? c.wback : c.rback;
     size_t& head = write ? c.wback_head : c.rback_head;
-    while (q.size() < s_.queue_depth && head < back.size()) q.push_back(back[head++]);
+    while (q.size() < s_.queue_depth && head < back.size()) enqueue(c, q, back[head++]);
     if (head == back.size()) back.clear(), head = 0;
   }
 
