@@ -8,12 +8,11 @@
 //   - at_end_of(c, fn): fn runs at cycle c after every plain event of that cycle, including
 //     those scheduled while the cycle runs (used by arbiters that must see all of a cycle's
 //     requests before ordering them).
-// EventQueue is the implementation: a binary heap. It runs standalone (run_all, for unit tests)
-// or under the SystemC kernel (EventDriver, kernel.h), which calls run_next_cycle() once per
-// activation.
+// EventQueue is the implementation: a 4-ary heap of keys over a slab of callbacks. It runs
+// standalone (run_all, for unit tests) or under the SystemC kernel (EventDriver, kernel.h), which
+// calls run_next_cycle() once per activation.
 #include <cstdint>
 #include <functional>
-#include <queue>
 #include <vector>
 
 namespace spyre::sim {
@@ -35,7 +34,7 @@ class EventQueue : public Scheduler {
   void at_end_of(Cycle c, std::function<void()> fn) override { push(c, 1, std::move(fn)); }
 
   bool empty() const { return heap_.empty(); }
-  Cycle next_cycle() const { return heap_.top().cycle; }  // only when !empty()
+  Cycle next_cycle() const { return heap_.front().cycle; }  // only when !empty()
   // Advances now() to next_cycle() and runs every event due then (also those added for it).
   void run_next_cycle();
   void run_all();  // until empty (no SystemC): for tests of plain components
@@ -43,25 +42,25 @@ class EventQueue : public Scheduler {
   uint64_t events_run() const { return events_run_; }  // callbacks run so far: the model's work
 
  private:
-  struct Event {
+  // The heap holds plain keys; the callbacks stay put in a slab (a heap of std::function
+  // would move each callback log2(n) times per push and pop). `order` is the late flag in the
+  // top bit over the sequence number: (cycle, order) sorts by cycle, then plain before late,
+  // then by scheduling order.
+  struct Key {
     Cycle cycle;
-    uint8_t late;
-    uint64_t seq;
-    std::function<void()> fn;
+    uint64_t order;
+    uint32_t slot;
   };
-  struct Later {
-    bool operator()(const Event& a, const Event& b) const {
-      if (a.cycle != b.cycle) return a.cycle > b.cycle;
-      if (a.late != b.late) return a.late > b.late;
-      return a.seq > b.seq;
-    }
-  };
+  static constexpr uint64_t kLate = uint64_t{1} << 63;
   void push(Cycle c, uint8_t late, std::function<void()> fn);
+  Key pop();
 
   Cycle now_ = 0;
   uint64_t seq_ = 0;
   uint64_t events_run_ = 0;
-  std::priority_queue<Event, std::vector<Event>, Later> heap_;
+  std::vector<Key> heap_;  // 4-ary min-heap on (cycle, order)
+  std::vector<std::function<void()>> slab_;
+  std::vector<uint32_t> free_;
 };
 
 }  // namespace spyre::sim
