@@ -209,6 +209,43 @@ void check_i4(const Instr& in, const OpInfo& info, const Where& where) {
   }
 }
 
+// The operand ranges every instruction that has the operand must keep, by opcode: looked up
+// once per opcode, not by name per instruction.
+struct RangeCheck {
+  int index;
+  int64_t lo, hi;
+  std::string_view name;
+};
+const std::vector<RangeCheck>& range_checks(Opcode op) {
+  static const std::vector<std::vector<RangeCheck>> table = [] {
+    constexpr int64_t kBig = int64_t{1} << 40;
+    const std::pair<std::string_view, std::pair<int64_t, int64_t>> ranges[] = {
+        {"cl", {0, 1}},
+        {"dt", {0, kNumDTypes - 1}},
+        {"sdt", {0, kNumDTypes - 1}},
+        {"ddt", {0, kNumDTypes - 1}},
+        {"rows", {0, kBig}},
+        {"cols", {0, kBig}},
+        {"bytes", {0, kBig}},
+        {"reps", {0, kBig}},
+        {"m", {0, kBig}},
+        {"n", {0, kBig}},
+        {"k", {0, kBig}},
+        {"flags", {0, 3}},
+        {"acc", {0, 1}}};
+    std::vector<std::vector<RangeCheck>> t(static_cast<size_t>(num_opcodes()));
+    for (int o = 0; o < num_opcodes(); ++o) {
+      const OpInfo& info = op_info(static_cast<Opcode>(o));
+      for (const auto& [name, r] : ranges) {
+        const int i = info.index_of(name);
+        if (i >= 0) t[static_cast<size_t>(o)].push_back({i, r.first, r.second, name});
+      }
+    }
+    return t;
+  }();
+  return table[static_cast<size_t>(op)];
+}
+
 void check_instr(const Program& p, size_t core, size_t idx, const Instr& in) {
   auto where = [&] {
     return "core " + std::to_string(core) + " instruction " + std::to_string(idx) + " (" +
@@ -217,29 +254,21 @@ void check_instr(const Program& p, size_t core, size_t idx, const Instr& in) {
   if (in.kernel >= p.kernels.size() && !p.kernels.empty())
     throw Error(where(), "kernel id " + std::to_string(in.kernel) + " is not declared");
   const OpInfo& info = op_info(in.op);
+  auto fail = [&](std::string_view name, int64_t v, int64_t lo, int64_t hi) {
+    throw Error(where(), "operand " + std::string(name) + "=" + std::to_string(v) +
+                             " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                             "]");
+  };
   auto need = [&](std::string_view name, int64_t lo, int64_t hi) {
     int i = info.index_of(name);
     if (i < 0) return;
     int64_t v = in.a[static_cast<size_t>(i)];
-    if (v < lo || v > hi)
-      throw Error(where(), "operand " + std::string(name) + "=" + std::to_string(v) +
-                               " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                               "]");
+    if (v < lo || v > hi) fail(name, v, lo, hi);
   };
-  constexpr int64_t kBig = int64_t{1} << 40;
-  need("cl", 0, 1);
-  need("dt", 0, kNumDTypes - 1);
-  need("sdt", 0, kNumDTypes - 1);
-  need("ddt", 0, kNumDTypes - 1);
-  need("rows", 0, kBig);
-  need("cols", 0, kBig);
-  need("bytes", 0, kBig);
-  need("reps", 0, kBig);
-  need("m", 0, kBig);
-  need("n", 0, kBig);
-  need("k", 0, kBig);
-  need("flags", 0, 3);
-  need("acc", 0, 1);
+  for (const RangeCheck& r : range_checks(in.op)) {
+    const int64_t v = in.a[static_cast<size_t>(r.index)];
+    if (v < r.lo || v > r.hi) fail(r.name, v, r.lo, r.hi);
+  }
   check_i4(in, info, where);
   if (in.op == Opcode::Signal || in.op == Opcode::Wait) need("q", 0, kNumQueues - 1);
   if (in.op == Opcode::Signal) need("core", -1, static_cast<int64_t>(p.num_cores) - 1);

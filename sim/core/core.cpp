@@ -1,7 +1,10 @@
 // Core: sequencer, unit queues and token table (behaviour in core.h).
 #include "spyre/sim/core.h"
 
+#include <array>
 #include <cstring>
+#include <iterator>
+#include <vector>
 
 #include "spyre/error.h"
 #include "spyre/sim/chip.h"
@@ -355,6 +358,34 @@ void Core::launch_ring(int q) {
       });
 }
 
+namespace {
+
+// Which of kSfpOperands an opcode has (base and row stride; column stride), and whether it
+// has `fn`: found by name once per opcode, not per instruction.
+struct SfpLayout {
+  std::array<bool, std::size(kSfpOperands)> has{}, has_cs{};
+  bool has_fn = false;
+};
+const SfpLayout& sfp_layout(Opcode op) {
+  static const std::vector<SfpLayout> table = [] {
+    std::vector<SfpLayout> t(static_cast<size_t>(isa::num_opcodes()));
+    for (int c = 0; c < isa::num_opcodes(); ++c) {
+      const isa::OpInfo& info = isa::op_info(static_cast<Opcode>(c));
+      SfpLayout& l = t[static_cast<size_t>(c)];
+      l.has_fn = info.index_of("fn") >= 0;
+      for (size_t i = 0; i < std::size(kSfpOperands); ++i) {
+        l.has[i] =
+            info.index_of(kSfpOperands[i].base) >= 0 && info.index_of(kSfpOperands[i].rs) >= 0;
+        l.has_cs[i] = info.index_of(kSfpOperands[i].cs) >= 0;
+      }
+    }
+    return t;
+  }();
+  return table[static_cast<size_t>(op)];
+}
+
+}  // namespace
+
 LxRegions Core::lx_regions(const isa::Instr& in) const {
   LxRegions out;
   if (is_pt(in.op)) {
@@ -374,14 +405,15 @@ LxRegions Core::lx_regions(const isa::Instr& in) const {
     out.push_back({in.get("c"), n * 4, m, in.get("ldc") * 4, (flags & 1) ? 2 : 1});
     return out;
   }
-  const isa::OpInfo& info = isa::op_info(in.op);
+  const SfpLayout& layout = sfp_layout(in.op);
   const bool cvt = in.op == Opcode::SfpConvert;
   const bool compare =
-      info.index_of("fn") >= 0 && in.op == Opcode::SfpBinary &&
+      layout.has_fn && in.op == Opcode::SfpBinary &&
       isa::sfp_fn_info(static_cast<isa::SfpFn>(in.get("fn"))).cls == isa::SfpClass::Compare;
   const int64_t rows = in.get("rows"), cols = in.get("cols");
-  for (const SfpOperandNames& o : kSfpOperands) {
-    if (info.index_of(o.base) < 0 || info.index_of(o.rs) < 0) continue;
+  for (size_t oi = 0; oi < std::size(kSfpOperands); ++oi) {
+    const SfpOperandNames& o = kSfpOperands[oi];
+    if (!layout.has[oi]) continue;
     const std::string_view n = o.base;
     isa::DType dt;
     if (n == "dst")
@@ -391,7 +423,7 @@ LxRegions Core::lx_regions(const isa::Instr& in) const {
     else
       dt = static_cast<isa::DType>(in.get(cvt ? "sdt" : "dt"));
     if (n == "dst" && compare) dt = isa::DType::Bool;
-    const bool one_col = info.index_of(o.cs) < 0;  // sfp.red's dst: one element per row
+    const bool one_col = !layout.has_cs[oi];  // sfp.red's dst: one element per row
     const int64_t cs = one_col ? 0 : in.get(o.cs);
     const int64_t ncols = one_col ? 1 : cols;
     if (rows <= 0 || ncols <= 0) continue;

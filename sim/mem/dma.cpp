@@ -49,7 +49,10 @@ void DmaEngine::start(const isa::Instr& in, std::function<void()> done) {
     lx_stride_ = in.get("lx_stride");
     lx_rep_ = lx_outer_ = dram_stride_ = dram_rep_ = dram_outer_ = 0;
     dram0_ = 0;
-    const std::vector<int64_t> idx = index_vector(lx_.data(), in);
+    // A timing-only run never writes LX, so its index values are all 0: no LX storage needed.
+    const std::vector<int64_t> idx =
+        env_.functional ? index_vector(lx_.data(), in)
+                        : std::vector<int64_t>(static_cast<size_t>(std::max<int64_t>(0, rows_)));
     const int64_t limit = in.get("limit");
     for (int64_t k : idx)  // out-of-range only in timing-only runs (no data): row 0
       indexed_.push_back(in.get("dram") + (k >= 0 && k < limit ? k : 0) * in.get("dram_stride"));
