@@ -18,7 +18,7 @@ bool before(const K& a, const K& b) {
 
 }  // namespace
 
-void EventQueue::push(Cycle c, uint8_t late, std::function<void()> fn) {
+void EventQueue::push(Cycle c, bool late, std::function<void()> fn) {
   if (c < now_)
     SPYRE_FAIL("spyre/kernel/causality", "scheduler",
                "an event for cycle " + std::to_string(c) + " was scheduled at cycle " +
@@ -32,7 +32,9 @@ void EventQueue::push(Cycle c, uint8_t late, std::function<void()> fn) {
     slot = static_cast<uint32_t>(slab_.size());
     slab_.push_back(std::move(fn));
   }
-  const Key k{c, (late ? kLate : 0) | seq_++, slot};
+  const uint64_t seq = seq_++;
+  if (c - base_ < kWindow) return place(c, late, slot);
+  const Key k{c, (late ? kLate : 0) | seq, slot};
   size_t i = heap_.size();
   heap_.push_back(k);
   while (i > 0) {
@@ -44,7 +46,14 @@ void EventQueue::push(Cycle c, uint8_t late, std::function<void()> fn) {
   heap_[i] = k;
 }
 
-EventQueue::Key EventQueue::pop() {
+void EventQueue::place(Cycle c, bool late, uint32_t slot) {
+  const size_t b = static_cast<size_t>(c) & (kWindow - 1);
+  (late ? buckets_[b].late : buckets_[b].plain).push_back(slot);
+  busy_[b / 64] |= uint64_t{1} << (b % 64);
+  ++near_;
+}
+
+EventQueue::Key EventQueue::pop_heap() {
   const Key top = heap_.front();
   const Key last = heap_.back();
   heap_.pop_back();
@@ -66,25 +75,65 @@ EventQueue::Key EventQueue::pop() {
   return top;
 }
 
-void EventQueue::run_next_cycle() {
-  if (heap_.empty()) return;
-  now_ = heap_.front().cycle;
-  while (!heap_.empty() && heap_.front().cycle == now_) {
-    const uint32_t slot = pop().slot;
-    // The callback may schedule more events (and so grow the slab): move it out first.
-    std::function<void()> fn = std::move(slab_[slot]);
-    slab_[slot] = nullptr;
-    free_.push_back(slot);
-    ++events_run_;
-    fn();
+Cycle EventQueue::next_cycle() const {
+  if (near_ == 0) return heap_.front().cycle;
+  // The first busy bucket at or after base_'s, going round the ring.
+  const size_t start = static_cast<size_t>(base_) & (kWindow - 1);
+  const size_t words = busy_.size();
+  for (size_t k = 0; k <= words; ++k) {
+    const size_t w = (start / 64 + k) % words;
+    uint64_t bits = busy_[w];
+    if (k == 0) bits &= ~uint64_t{0} << (start % 64);           // this word: from start on
+    if (k == words) bits &= (uint64_t{1} << (start % 64)) - 1;  // back round: before start
+    if (bits == 0) continue;
+    const size_t b = w * 64 + static_cast<size_t>(__builtin_ctzll(bits));
+    return base_ + ((b - start) & (kWindow - 1));
   }
+  return base_;  // unreachable: near_ > 0 means some bucket is busy
+}
+
+void EventQueue::run_slot(uint32_t slot) {
+  // The callback may schedule more events (and so grow the slab): move it out first.
+  std::function<void()> fn = std::move(slab_[slot]);
+  slab_[slot] = nullptr;
+  free_.push_back(slot);
+  --near_;
+  ++events_run_;
+  fn();
+}
+
+void EventQueue::run_next_cycle() {
+  if (empty()) return;
+  const Cycle c = next_cycle();
+  base_ = now_ = c;
+  while (!heap_.empty() && heap_.front().cycle - base_ < kWindow) {
+    const Key k = pop_heap();
+    place(k.cycle, (k.order & kLate) != 0, k.slot);
+  }
+  const size_t bi = static_cast<size_t>(c) & (kWindow - 1);
+  Bucket& b = buckets_[bi];  // the ring never grows: the reference stays valid
+  for (;;) {
+    if (b.plain_head < b.plain.size())
+      run_slot(b.plain[b.plain_head++]);
+    else if (b.late_head < b.late.size())
+      run_slot(b.late[b.late_head++]);
+    else
+      break;
+  }
+  b.plain.clear();
+  b.late.clear();
+  b.plain_head = b.late_head = 0;
+  busy_[bi / 64] &= ~(uint64_t{1} << (bi % 64));
 }
 
 void EventQueue::run_all() {
-  while (!heap_.empty()) run_next_cycle();
+  while (!empty()) run_next_cycle();
 }
 
 void EventQueue::clear() {
+  for (Bucket& b : buckets_) b = Bucket{};
+  std::fill(busy_.begin(), busy_.end(), 0);
+  near_ = 0;
   heap_.clear();
   slab_.clear();
   free_.clear();

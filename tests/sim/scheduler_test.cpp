@@ -1,8 +1,12 @@
 // The event queue and the kernel shell on their own.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <systemc>
@@ -28,6 +32,75 @@ TEST(EventQueue, EventsOfOneCycleRunInSchedulingOrderAndLateOnesLast) {
   q.run_all();
   EXPECT_EQ(log, "abcdL");
   EXPECT_EQ(q.now(), 5u);
+}
+
+// The contract run literally: a sorted set of (cycle, plain before late, scheduling order),
+// the smallest taken one at a time, so events added while a cycle runs join it.
+class ReferenceQueue {
+ public:
+  Cycle now() const { return now_; }
+  void add(Cycle c, bool late, std::function<void()> fn) {
+    fns_.push_back(std::move(fn));
+    set_.insert({c, late, fns_.size() - 1});
+  }
+  void run_all() {
+    while (!set_.empty()) {
+      const auto [c, late, seq] = *set_.begin();
+      set_.erase(set_.begin());
+      now_ = c;
+      fns_[seq]();
+    }
+  }
+
+ private:
+  Cycle now_ = 0;
+  std::set<std::tuple<Cycle, bool, size_t>> set_;
+  std::vector<std::function<void()>> fns_;
+};
+
+// Events schedule more at random distances, from the same cycle to far past EventQueue's
+// near-future window, so bucketed, heaped and migrated events meet in one cycle. Returns the
+// (cycle, event) order they ran in.
+template <class Q, class Add>
+std::vector<std::pair<Cycle, size_t>> random_run(Q& q, Add add) {
+  std::vector<std::pair<Cycle, size_t>> ran;
+  size_t made = 0;
+  uint64_t rng = 12345;
+  auto next = [&rng] {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return rng >> 33;
+  };
+  auto gap = [&next]() -> Cycle {  // same cycle, near, about the window, far
+    const uint64_t kind = next() % 8;
+    return kind < 2 ? 0 : kind < 5 ? next() % 64 : kind < 7 ? next() % 3000 : 100000;
+  };
+  std::function<void(Cycle)> spawn = [&](Cycle at) {
+    const size_t id = made++;
+    add(at, next() % 3 == 0, [&, id] {
+      ran.push_back({q.now(), id});
+      if (made < 20000)
+        for (uint64_t k = 1 + next() % 2; k > 0; --k) spawn(q.now() + gap());
+    });
+  };
+  for (int i = 0; i < 50; ++i) spawn(gap());
+  q.run_all();
+  return ran;
+}
+
+TEST(EventQueue, RunsInContractOrderAcrossTheNearFutureWindow) {
+  EventQueue q;
+  const auto got = random_run(q, [&q](Cycle c, bool late, std::function<void()> fn) {
+    late ? q.at_end_of(c, std::move(fn)) : q.at(c, std::move(fn));
+  });
+  ReferenceQueue r;
+  const auto want = random_run(
+      r, [&r](Cycle c, bool late, std::function<void()> fn) { r.add(c, late, std::move(fn)); });
+  ASSERT_GE(want.size(), 20000u);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_EQ(got[i], want[i]) << "the " << i << "th event run";
+  EXPECT_EQ(q.events_run(), got.size());
+  EXPECT_GT(want.back().first, 1024u * 50);  // the run crossed the window many times
 }
 
 // Runs `q` under a fresh context and driver (as simulate() does); returns the driver's stop.
