@@ -7,6 +7,7 @@
 
 #include "dram_impls.h"
 #include "lpddr5_spec.h"
+#include "spyre/sim/kernel.h"
 
 namespace spyre::sim {
 namespace {
@@ -81,7 +82,8 @@ struct Channel {
 
 class Lpddr5Dram : public DramModel {
  public:
-  explicit Lpddr5Dram(Env& env) : env_(env), s_(lpddr5::make_spec(env.cfg)) {
+  explicit Lpddr5Dram(Env& env)
+      : env_(env), s_(lpddr5::make_spec(env.cfg)), tb_(env.cfg.clock_ghz) {
     ch_.resize(static_cast<size_t>(s_.channels));
     for (Channel& c : ch_) {
       c.banks.resize(static_cast<size_t>(s_.banks()));
@@ -150,6 +152,11 @@ class Lpddr5Dram : public DramModel {
     return id;
   }
 
+  // The first core cycle starting at or after `ps`: the chip's one time rule (TimeBase).
+  uint64_t cycle_of(Ps ps) const {
+    return ps <= 0 ? 0 : tb_.cycle_at_or_after(static_cast<uint64_t>(ps));
+  }
+
   static size_t backlog(const Channel& c, bool write) {
     return write ? c.wback.size() - c.wback_head : c.rback.size() - c.rback_head;
   }
@@ -158,8 +165,7 @@ class Lpddr5Dram : public DramModel {
     Channel& c = ch_[static_cast<size_t>(ci)];
     if (c.pending) return;
     c.pending = true;
-    const uint64_t at =
-        std::max(env_.sched.now(), lpddr5::cycle_at_or_after(c.next_decision, s_.clock_ghz));
+    const uint64_t at = std::max(env_.sched.now(), cycle_of(c.next_decision));
     env_.sched.at_end_of(at, [this, ci] { decide(ci); });
   }
 
@@ -256,7 +262,7 @@ class Lpddr5Dram : public DramModel {
   void decide(int ci) {
     Channel& c = ch_[static_cast<size_t>(ci)];
     c.pending = false;
-    const Ps now_ps = lpddr5::ps_of_cycle(env_.sched.now(), s_.clock_ghz);
+    const Ps now_ps = static_cast<Ps>(tb_.ps_of(env_.sched.now()));
     while (!c.rq.empty() || !c.wq.empty()) {
       const Ps T = std::max(now_ps, c.next_decision);
       if (T > now_ps) {
@@ -346,15 +352,15 @@ class Lpddr5Dram : public DramModel {
     Request& r = requests_[id];
     r.end = std::max(r.end, end);
     if (--r.left > 0) return;
-    const uint64_t at = lpddr5::cycle_at_or_after(r.end + s_.frontend, s_.clock_ghz);
+    const uint64_t at = cycle_of(r.end + s_.frontend);
     env_.sched.at(std::max(at, env_.sched.now()), std::move(r.req.landed));
     r.req.landed = nullptr;
     free_.push_back(id);
   }
 
   void trace_txn(int ci, bool write, const Txn& t, int kind, int64_t start, int64_t end) {
-    const uint64_t cs = lpddr5::cycle_at_or_after(start, s_.clock_ghz);
-    const uint64_t ce = lpddr5::cycle_at_or_after(end, s_.clock_ghz);
+    const uint64_t cs = cycle_of(start);
+    const uint64_t ce = cycle_of(end);
     if (env_.trace) {  // full detail: the transaction's span
       const std::string detail = "row " + std::to_string(t.row) +
                                  (kind == 0   ? " hit"
@@ -377,6 +383,7 @@ class Lpddr5Dram : public DramModel {
  private:
   Env& env_;
   Spec s_;
+  TimeBase tb_;
   std::vector<Channel> ch_;
   std::vector<Request> requests_;
   std::vector<uint32_t> free_;

@@ -174,16 +174,4 @@ Spec make_spec(const arch::ArchConfig& cfg) {
   return s;
 }
 
-Ps ps_of_cycle(uint64_t c, double clock_ghz) {
-  return static_cast<Ps>(std::llround(static_cast<double>(c) * 1000.0 / clock_ghz));
-}
-
-uint64_t cycle_at_or_after(Ps ps, double clock_ghz) {
-  if (ps <= 0) return 0;
-  auto c = static_cast<uint64_t>(std::ceil(static_cast<double>(ps) * clock_ghz / 1000.0 - 1e-9));
-  while (ps_of_cycle(c, clock_ghz) < ps) ++c;
-  while (c > 0 && ps_of_cycle(c - 1, clock_ghz) >= ps) --c;
-  return c;
-}
-
 }  // namespace spyre::sim::lpddr5

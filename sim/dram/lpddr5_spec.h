@@ -1,7 +1,8 @@
 #pragma once
 // Internal to sim/dram: the validated, immutable specs of the "lpddr5" model (every dram.*
-// parameter of params.def converted to integer picoseconds and counts), the address map, and
-// the core-cycle <-> picosecond conversions. Tests may include it (tests/sim/dram_test.cpp).
+// parameter of params.def converted to integer picoseconds and counts) and the address map.
+// Core cycles and picoseconds convert by the chip's one rule, TimeBase (kernel.h). Tests may
+// include it (tests/sim/dram_test.cpp).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -63,10 +64,5 @@ struct Spec {
 
 // Validates and converts; throws spyre::Error naming the parameter.
 Spec make_spec(const arch::ArchConfig& cfg);
-
-// Start of core cycle c in ps (rounded to the nearest ps) and the first cycle starting at or
-// after `ps` (data that is ready at ps is delivered then).
-Ps ps_of_cycle(uint64_t c, double clock_ghz);
-uint64_t cycle_at_or_after(Ps ps, double clock_ghz);
 
 }  // namespace spyre::sim::lpddr5
