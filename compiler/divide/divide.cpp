@@ -194,7 +194,7 @@ std::vector<MatmulGrid> search_matmul_grid(const MatmulShape& s, const arch::Arc
   auto rate = [&](int64_t piece) {  // DMA bytes/cycle for requests of `piece` bytes
     piece = std::min<int64_t>(std::max<int64_t>(piece, 1), cfg.dma_burst_bytes);
     return std::min(static_cast<double>(cfg.dma_read_bytes_per_cycle),
-                    static_cast<double>(cfg.dma_max_outstanding * piece) / lat);
+                    static_cast<double>(arch::dma_in_flight(cfg, piece) * piece) / lat);
   };
   const int64_t lanes32 = arch::sfp_lanes(cfg, 4);
 

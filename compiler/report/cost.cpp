@@ -28,6 +28,16 @@ int64_t dma_pieces(const isa::Instr& in, const arch::ArchConfig& cfg) {
          in.get("reps");
 }
 
+// Setup, then `pieces` requests of up to `piece` bytes issued at the engine's `rate` with at
+// most arch::dma_in_flight of them in flight, each landing after the DRAM latency: small
+// pieces, and one or two cores, are latency bound.
+int64_t dma_cycles(const arch::ArchConfig& cfg, int64_t dram_bytes, int64_t pieces, int64_t piece,
+                   int64_t rate) {
+  const int64_t lat = cfg.ns_to_cycles(cfg.dram_latency_ns);
+  return cfg.dma_setup_cycles + lat +
+         std::max(ceil_div(dram_bytes, rate), (pieces - 1) / arch::dma_in_flight(cfg, piece) * lat);
+}
+
 }  // namespace
 
 InstrCost instr_cost(const isa::Instr& in, const arch::ArchConfig& cfg) {
@@ -36,16 +46,11 @@ InstrCost instr_cost(const isa::Instr& in, const arch::ArchConfig& cfg) {
   switch (in.op) {
     case Opcode::DmaLoad:
     case Opcode::DmaStore: {
-      // Setup, then pieces issued at the engine rate with at most dma_max_outstanding in
-      // flight, each landing after the DRAM latency: small pieces are latency bound.
       c.dram_bytes = dma_dram_bytes(in, cfg);
-      int64_t rate =
-          in.op == Opcode::DmaLoad ? cfg.dma_read_bytes_per_cycle : cfg.dma_write_bytes_per_cycle;
-      const int64_t pieces = dma_pieces(in, cfg);
-      const int64_t lat = cfg.ns_to_cycles(cfg.dram_latency_ns);
-      c.cycles = cfg.dma_setup_cycles + lat +
-                 std::max(ceil_div(c.dram_bytes, rate),
-                          (pieces - 1) / std::max<int64_t>(1, cfg.dma_max_outstanding) * lat);
+      c.cycles = dma_cycles(
+          cfg, c.dram_bytes, dma_pieces(in, cfg),
+          std::min(std::max<int64_t>(in.get("bytes"), 1), cfg.dma_burst_bytes),
+          in.op == Opcode::DmaLoad ? cfg.dma_read_bytes_per_cycle : cfg.dma_write_bytes_per_cycle);
       break;
     }
     case Opcode::DmaGather:  // n rows of `bytes`, as a dma.load (a scatter: a dma.store)
@@ -56,13 +61,9 @@ InstrCost instr_cost(const isa::Instr& in, const arch::ArchConfig& cfg) {
       for (int64_t left = b; left > 0; left -= burst)
         per_row += ceil_div(std::min<int64_t>(left, burst), word) * word;
       c.dram_bytes = per_row * n;
-      const int64_t pieces = ceil_div(b, burst) * n;
-      const int64_t lat = cfg.ns_to_cycles(cfg.dram_latency_ns);
-      c.cycles = cfg.dma_setup_cycles + lat +
-                 std::max(ceil_div(c.dram_bytes, in.op == Opcode::DmaGather
-                                                     ? cfg.dma_read_bytes_per_cycle
-                                                     : cfg.dma_write_bytes_per_cycle),
-                          (pieces - 1) / std::max<int64_t>(1, cfg.dma_max_outstanding) * lat);
+      c.cycles = dma_cycles(cfg, c.dram_bytes, ceil_div(b, burst) * n, std::min(b, burst),
+                            in.op == Opcode::DmaGather ? cfg.dma_read_bytes_per_cycle
+                                                       : cfg.dma_write_bytes_per_cycle);
       break;
     }
     case Opcode::PtMatmul:

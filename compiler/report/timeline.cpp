@@ -193,9 +193,10 @@ class Timeline {
       const InstrCost& c = cost_[static_cast<size_t>(core)][idx];
       const int64_t rate =
           is_dma_write(in.op) ? cfg_.dma_write_bytes_per_cycle : cfg_.dma_read_bytes_per_cycle;
-      const double outstanding = static_cast<double>(cfg_.dma_max_outstanding) *
-                                 static_cast<double>(cfg_.dma_burst_bytes) /
-                                 std::max(1.0, latency_);
+      // Little's law: the bytes one engine may have in flight over the DRAM latency.
+      const int64_t piece = std::min(std::max<int64_t>(in.get("bytes"), 1), cfg_.dma_burst_bytes);
+      const double outstanding =
+          static_cast<double>(arch::dma_in_flight(cfg_, piece) * piece) / std::max(1.0, latency_);
       // Setup and the first data's latency, then the bytes at the DRAM share.
       const double lead = static_cast<double>(cfg_.dma_setup_cycles) + latency_;
       // Strided rows cost the DRAM more than their bytes (cost.h: run_efficiency).

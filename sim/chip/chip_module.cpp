@@ -56,7 +56,7 @@ ChipModule::ChipModule(const sc_core::sc_module_name& name, const isa::Program& 
            opts.trace,
            std::string(this->name())},
       driver_("sched", q_, TimeBase(cfg_.clock_ghz), opts.max_cycles),
-      mem_("mem", program.dram_bytes),
+      mem_("mem", program.dram_bytes, cfg_),
       dram_(binding == DramBinding::BuiltIn
                 ? std::make_unique<DramTarget>("dram", env_, driver_,
                                                opts.functional ? image : nullptr)
@@ -132,6 +132,7 @@ SimResult ChipModule::run() {
   r.dram_read_bytes = mem_.read_bytes();
   r.dram_write_bytes = mem_.write_bytes();
   r.stats = chip_.stats(r.cycles, dram_ ? dram_->model().stats() : mem_.stats());
+  r.stats["chip"]["mem_ports"] = mem_.port_stats();
   r.sim_events = q_.events_run();
   r.sim_activations = driver_.activations();
   return r;

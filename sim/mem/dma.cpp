@@ -79,7 +79,7 @@ void DmaEngine::start(const isa::Instr& in, std::function<void()> done) {
       if (c != core_ && (mask >> c & 1u)) targets_.push_back(c);
   }
   outer_i_ = rep_ = row_ = off_ = 0;
-  outstanding_ = in_transit_ = 0;
+  outstanding_ = in_transit_ = in_flight_bytes_ = 0;
   finishing_ = false;
   done_ = std::move(done);
   next_issue_ =
@@ -92,11 +92,20 @@ void DmaEngine::start(const isa::Instr& in, std::function<void()> done) {
   });
 }
 
+int64_t DmaEngine::next_piece() const {
+  return std::min(std::max<int64_t>(1, env_.cfg.dma_burst_bytes), bytes_ - off_);
+}
+
+bool DmaEngine::may_issue(int64_t piece) const {
+  // The request limit, then the byte budget; a piece larger than the budget goes alone.
+  if (outstanding_ >= env_.cfg.dma_max_outstanding) return false;
+  return outstanding_ == 0 || in_flight_bytes_ + piece <= env_.cfg.dma_max_outstanding_bytes;
+}
+
 void DmaEngine::issue() {
   if (!remaining()) return maybe_done();
-  if (outstanding_ >= env_.cfg.dma_max_outstanding) return;  // landed() resumes
-  const int64_t burst = std::max<int64_t>(1, env_.cfg.dma_burst_bytes);
-  const int64_t piece = std::min(burst, bytes_ - off_);
+  const int64_t piece = next_piece();
+  if (!may_issue(piece)) return;  // landed() resumes
   const int64_t lx_addr = lx0_ + outer_i_ * lx_outer_ + rep_ * lx_rep_ + row_ * lx_stride_ + off_;
   const int64_t dram_addr = (indexed_.empty() ? dram0_ : indexed_[static_cast<size_t>(row_)]) +
                             outer_i_ * dram_outer_ + rep_ * dram_rep_ + row_ * dram_stride_ + off_;
@@ -109,6 +118,7 @@ void DmaEngine::issue() {
     }
   }
   ++outstanding_;
+  in_flight_bytes_ += piece;
   const Cycle now = env_.sched.now();
   const Cycle dur = ceil_div(piece, rate_);
   Cycle stall = 0;
@@ -121,7 +131,7 @@ void DmaEngine::issue() {
     env_.sched.at(now + stall,
                   [this, piece, lx_addr, dram_addr] { submit(piece, lx_addr, dram_addr); });
   next_issue_ = now + stall + dur;
-  if (remaining() && outstanding_ < env_.cfg.dma_max_outstanding) {
+  if (remaining() && may_issue(next_piece())) {
     issue_pending_ = true;
     env_.sched.at(next_issue_, [this] {
       issue_pending_ = false;
@@ -144,6 +154,7 @@ void DmaEngine::submit(int64_t piece, int64_t lx_addr, int64_t dram_addr) {
 
 void DmaEngine::landed(int64_t piece, int64_t lx_addr) {
   --outstanding_;
+  in_flight_bytes_ -= piece;
   const Cycle now = env_.sched.now();
   if (!write_) {
     // The piece was written into LX over the last ceil(piece/rate) cycles.

@@ -2,6 +2,8 @@
 // built-in DRAM target.
 #include "spyre/sim/mem_tlm.h"
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -116,11 +118,16 @@ void DmaPort::free(tlm::tlm_generic_payload* gp) { free_.push_back(ext_of(*gp, n
 
 // ---- MemInterconnect ----
 
-MemInterconnect::MemInterconnect(const sc_core::sc_module_name& name, uint64_t dram_bytes)
+MemInterconnect::MemInterconnect(const sc_core::sc_module_name& name, uint64_t dram_bytes,
+                                 const arch::ArchConfig& cfg)
     : sc_core::sc_module(name),
       dma_socket("dma_socket"),
       dram_socket("dram_socket"),
-      dram_bytes_(dram_bytes) {
+      dram_bytes_(dram_bytes),
+      cores_per_port_(std::max<int64_t>(1, cfg.mem_cores_per_port)),
+      ps_per_byte_(1e3 / std::max(1e-9, cfg.mem_port_gbps)),
+      buffer_ps_(static_cast<double>(cfg.mem_port_buffer_bytes) * ps_per_byte_),
+      ports_(static_cast<size_t>((cfg.cores + cores_per_port_ - 1) / cores_per_port_)) {
   dma_socket.register_nb_transport_fw(this, &MemInterconnect::fw);
   dma_socket.register_get_direct_mem_ptr(this, &MemInterconnect::get_dmi);
   dram_socket.register_nb_transport_bw(this, &MemInterconnect::bw);
@@ -145,12 +152,13 @@ tlm::tlm_sync_enum MemInterconnect::fw(int id, tlm::tlm_generic_payload& gp, tlm
     ++read_requests_;
   }
   waiting_.push_back(&gp);
-  if (!in_request_) send_next();
+  if (!in_request_ && !sending_) send_next();
   phase = tlm::END_REQ;
   return tlm::TLM_UPDATED;
 }
 
 void MemInterconnect::send_next() {
+  sending_ = true;
   while (!in_request_ && !waiting_.empty()) {
     tlm::tlm_generic_payload* gp = waiting_.front();
     waiting_.pop_front();
@@ -158,7 +166,7 @@ void MemInterconnect::send_next() {
     tlm::tlm_phase phase = tlm::BEGIN_REQ;
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
     const tlm::tlm_sync_enum r = dram_socket->nb_transport_fw(*gp, phase, delay);
-    if (r == tlm::TLM_ACCEPTED) return;  // END_REQ or BEGIN_RESP comes on the backward path
+    if (r == tlm::TLM_ACCEPTED) break;  // END_REQ or BEGIN_RESP comes on the backward path
     if (r == tlm::TLM_UPDATED && phase == tlm::END_REQ) {
       in_request_ = nullptr;
       continue;
@@ -176,11 +184,12 @@ void MemInterconnect::send_next() {
     SPYRE_FAIL("spyre/mem/protocol", std::string(name()),
                "the DRAM target answered BEGIN_REQ with phase " + std::string(phase.get_name()));
   }
+  sending_ = false;
 }
 
 void MemInterconnect::end_request() {
   in_request_ = nullptr;
-  send_next();
+  if (!sending_) send_next();  // else send_next()'s loop goes on
 }
 
 tlm::tlm_sync_enum MemInterconnect::bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
@@ -197,10 +206,39 @@ tlm::tlm_sync_enum MemInterconnect::bw(tlm::tlm_generic_payload& gp, tlm::tlm_ph
   return tlm::TLM_COMPLETED;
 }
 
+sc_core::sc_time MemInterconnect::through_port(const tlm::tlm_generic_payload& gp,
+                                               const sc_core::sc_time& ready) {
+  const auto core =
+      static_cast<size_t>(std::max(0, gp.get_extension<DramRequestExt>()->core) / cores_per_port_);
+  Port& port = ports_[std::min(ports_.size() - 1, core)];
+  const int dir = gp.is_write() ? 1 : 0;
+  // The token bucket of mem_tlm.h, in ps: idle time up to the buffer's worth of data is banked
+  // (the bucket starts full).
+  const double t = static_cast<double>(ready.value());
+  const double xfer = static_cast<double>(gp.get_data_length()) * ps_per_byte_;
+  port.v[dir] = std::max(port.v[dir], t - buffer_ps_) + xfer;
+  const sc_core::sc_time end =
+      port.v[dir] > t ? sc_core::sc_time(std::ceil(port.v[dir]), sc_core::SC_PS) : ready;
+  port.wait_ps[dir] += static_cast<uint64_t>((end - ready).value());
+  port.bytes[dir] += gp.get_data_length();
+  return end;
+}
+
 void MemInterconnect::respond(tlm::tlm_generic_payload& gp, const sc_core::sc_time& delay) {
   tlm::tlm_phase phase = tlm::BEGIN_RESP;
-  sc_core::sc_time d = delay;
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  sc_core::sc_time d = through_port(gp, now + delay) - now;
   dma_socket[ext_of(gp, name()).route]->nb_transport_bw(gp, phase, d);
+}
+
+nlohmann::json MemInterconnect::port_stats() const {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Port& p : ports_)
+    out.push_back({{"read_bytes", p.bytes[0]},
+                   {"write_bytes", p.bytes[1]},
+                   {"read_wait_ns", static_cast<double>(p.wait_ps[0]) / 1e3},
+                   {"write_wait_ns", static_cast<double>(p.wait_ps[1]) / 1e3}});
+  return out;
 }
 
 bool MemInterconnect::get_dmi(int, tlm::tlm_generic_payload& gp, tlm::tlm_dmi& dmi) {

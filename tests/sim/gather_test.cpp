@@ -17,15 +17,15 @@ using isa::DType;
 
 TEST(DmaGather, TimesAsALoadOfNRows) {
   // The index vector (LX 0..24) is zero: 3 rows of 4096 B, all from DRAM row 0. As
-  // dma.load rows=3: starts at 1, requests issue at 17, 33, 49 (4096 / 256 = 16 cycles
-  // apiece); DRAM 17.00-57.96, 57.96-98.92, 98.92-139.88 (4096 / 100 each); the last lands
-  // ceil(139.88) + 150 = 290.
+  // dma.load rows=3 (timing_test.cpp, one burst in flight): starts at 1, request 0 issues at
+  // 17 and lands 208 (4096 / 100 = 40.96 at the DRAM, then 150); request 1 lands 399 and
+  // request 2 lands 440 + 150 = 590.
   auto p = test::program(1, R"(.core 0
   dma.gather dram=0 lx=4096 idx=0 n=3 bytes=4096 dram_stride=4096 lx_stride=4096 limit=8
   halt)");
   auto r = test::run(p, test::config());
-  EXPECT_EQ(r.cycles, 290u);
-  EXPECT_EQ(test::busy(r, 0, "dma_in"), 289u);
+  EXPECT_EQ(r.cycles, 590u);
+  EXPECT_EQ(test::busy(r, 0, "dma_in"), 589u);
   EXPECT_EQ(r.dram_read_bytes, 12288u);
 }
 

@@ -12,11 +12,13 @@ namespace spyre::sim::test {
 // 256/128 B/cycle, bursts 4096 B, words 128 B, DRAM 150 GB/s at 1.5 GHz = 100 B/cycle and
 // 100 ns = 150 cycles, ring 128 B/cycle and 2 cycles per hop, barrier 32) with `cores` cores.
 // The exact-cycle tests of this folder were written for the "fifo" DRAM model, so they select
-// it explicitly (lpddr5 has its own tests in dram_test.cpp).
+// it explicitly (lpddr5 has its own tests in dram_test.cpp), and memory ports that never
+// limit (timing_test.cpp tests the ports).
 inline arch::ArchConfig config(int cores = 4) {
   arch::ArchConfig cfg;
   cfg.cores = cores;
   cfg.dram_impl = "fifo";
+  cfg.mem_port_gbps = 1e6;
   return cfg;
 }
 

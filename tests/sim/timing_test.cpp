@@ -88,14 +88,39 @@ TEST(Dma, OneBurstLoadTakesSetupServiceAndLatency) {
   EXPECT_EQ(r.dram_read_bytes, 4096u);
 }
 
-TEST(Dma, SeveralBurstsQueueAtTheDram) {
-  // 3 rows of 4096 B: requests issue at 17, 33, 49 (4096 / 256 = 16 cycles apiece).
-  // DRAM: 17.00-57.96, 57.96-98.92, 98.92-139.88; the last lands ceil(139.88) + 150 = 290.
+TEST(Dma, OneBurstInFlightByDefault) {
+  // dma.max_outstanding_bytes = 4096: each 4096 B request waits for the one before to land.
+  // Request 0: 17, served 17.00-57.96, lands 208; request 1: served 208.00-248.96, lands
+  // 249 + 150 = 399; request 2: served 399.00-439.96, lands 440 + 150 = 590.
+  ASSERT_EQ(config().dma_max_outstanding_bytes, 4096);
   auto p = program(1, R"(.core 0
   dma.load dram=0 lx=0 bytes=4096 rows=3 dram_stride=4096 lx_stride=4096
   halt)");
-  auto r = run(p, config());
-  EXPECT_EQ(r.cycles, 290u);
+  EXPECT_EQ(run(p, config()).cycles, 590u);
+}
+
+TEST(Dma, SeveralBurstsQueueAtTheDramWhenTheBudgetAllows) {
+  // A budget of three bursts: requests issue at 17, 33, 49 (4096 / 256 = 16 cycles apiece).
+  // DRAM: 17.00-57.96, 57.96-98.92, 98.92-139.88; the last lands ceil(139.88) + 150 = 290.
+  auto cfg = config();
+  cfg.dma_max_outstanding_bytes = 3 * 4096;
+  auto p = program(1, R"(.core 0
+  dma.load dram=0 lx=0 bytes=4096 rows=3 dram_stride=4096 lx_stride=4096
+  halt)");
+  EXPECT_EQ(run(p, cfg).cycles, 290u);
+}
+
+TEST(Dma, SmallPiecesShareTheByteBudget) {
+  // 512 B pieces: eight fit in the 4096 B budget. Eight rows run as with no budget at all;
+  // sixteen wait a round trip (150 cycles) for the first eight to land.
+  auto free = config();
+  free.dma_max_outstanding_bytes = int64_t{1} << 20;
+  auto rows = [](int n) {
+    return program(1, ".core 0\n  dma.load dram=0 lx=0 bytes=512 rows=" + std::to_string(n) +
+                          " dram_stride=512 lx_stride=512\n  halt");
+  };
+  EXPECT_EQ(run(rows(8), config()).cycles, run(rows(8), free).cycles);
+  EXPECT_GT(run(rows(16), config()).cycles, run(rows(16), free).cycles + 100);
 }
 
 TEST(Dma, TwoCoresShareTheDram) {
@@ -112,6 +137,46 @@ TEST(Dma, TwoCoresShareTheDram) {
   EXPECT_EQ(busy(r, 1, "dma_in"), 248u);
   EXPECT_EQ(r.cycles, 249u);
   EXPECT_EQ(r.stats["chip"]["dram"]["read_bytes"].get<uint64_t>(), 8192u);
+}
+
+TEST(MemPort, ASharedPortPassesDataAtItsRate) {
+  // As TwoCoresShareTheDram, both cores on one port of 75 GB/s (4096 B = 54614 ps) that
+  // buffers one burst: core 0's data, ready at 208 (138667 ps), passes at once (v = 138667);
+  // core 1's, ready at 249 (166000 ps), waits for the port: v = 138667 + 54614 = 193281 ps ->
+  // cycle 290. A buffer of two bursts lets it pass at once; so does a port each.
+  auto p = program(2, R"(.core 0
+  dma.load dram=0 lx=0 bytes=4096
+  halt
+.core 1
+  dma.load dram=4096 lx=0 bytes=4096
+  halt)");
+  auto cfg = config(2);
+  cfg.mem_port_gbps = 75;
+  cfg.mem_port_buffer_bytes = 4096;
+  cfg.mem_cores_per_port = 2;
+  auto r = run(p, cfg);
+  EXPECT_EQ(busy(r, 0, "dma_in"), 207u);
+  EXPECT_EQ(r.cycles, 290u);
+  const auto& port = r.stats["chip"]["mem_ports"];
+  ASSERT_EQ(port.size(), 1u);
+  EXPECT_EQ(port[0]["read_bytes"].get<uint64_t>(), 8192u);
+  EXPECT_GT(port[0]["read_wait_ns"].get<double>(), 0.0);
+  cfg.mem_port_buffer_bytes = 8192;
+  EXPECT_EQ(run(p, cfg).cycles, 249u);
+  cfg.mem_port_buffer_bytes = 4096;
+  cfg.mem_cores_per_port = 1;
+  r = run(p, cfg);
+  EXPECT_EQ(r.cycles, 249u);
+  EXPECT_EQ(r.stats["chip"]["mem_ports"].size(), 2u);
+}
+
+TEST(MemPort, AnIdlePortAddsNoLatency) {
+  auto p = program(1, R"(.core 0
+  dma.store lx=0 dram=0 bytes=4096
+  halt)");
+  auto slow = config(1), fast = config(1);
+  slow.mem_port_gbps = 10;  // 4096 B take 410 ns on the port, longer than the round trip
+  EXPECT_EQ(run(p, slow).cycles, run(p, fast).cycles);
 }
 
 TEST(Dma, PartialWordCostsAWholeWordAndStoreIsSymmetric) {
@@ -220,6 +285,7 @@ TEST(Kernel, IdleTimeCostsNoEvents) {
     SCOPED_TRACE(impl);
     arch::ArchConfig quick = config(2), slow = config(2);
     quick.dram_impl = slow.dram_impl = impl;
+    quick.dma_max_outstanding_bytes = slow.dma_max_outstanding_bytes = int64_t{1} << 20;
     slow.dram_latency_ns = 1e6;           // fifo: request to first data
     slow.dram_frontend_latency_ns = 1e6;  // lpddr5: added to each request's last data
     const SimResult a = run(p, quick), b = run(p, slow);

@@ -1,6 +1,7 @@
 #pragma once
-// Closed-form latencies of the corelet's compute units (PT array, SFP), shared by the
-// simulator (sim/core/pt.cpp, sfp.cpp) and the compiler's cost report so the two cannot drift.
+// Closed-form latencies of the corelet's compute units (PT array, SFP) and the DMA in-flight
+// rule, shared by the simulator (sim/core/pt.cpp, sfp.cpp, sim/mem/dma.cpp) and the compiler's
+// cost models so the two cannot drift.
 // Every figure comes from ArchConfig (params.def); the formulas are stated here once and each
 // has exact-cycle tests (tests/sim/pt_test.cpp, sfp_test.cpp).
 //
@@ -38,6 +39,11 @@
 //   across rows, so its depth is paid once:
 //     vectors = cols >= lanes ? rows * ceil(cols / lanes) : ceil(rows / floor(lanes / cols))
 //     cycles  = L + vectors * V + ceil(log2(min(cols, lanes))) * sfp.reduce_stage_cycles
+//
+// DMA (one engine, one direction): requests of `piece` bytes it may have at the DRAM at once:
+//     in_flight = min(dma.max_outstanding, max(1, floor(dma.max_outstanding_bytes / piece)))
+//   a piece larger than the byte budget goes alone. With the DRAM's latency L per request, one
+//   engine moves at most in_flight * piece / L bytes per cycle (Little's law).
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -204,6 +210,12 @@ inline int64_t sfp_op_cycles(const ArchConfig& cfg, const isa::Instr& in) {
     default: break;  // sel, fill: simple
   }
   return latency + ceil_div(rows * cols, lanes) * per_vector;
+}
+
+// Requests of `piece` bytes one DMA engine may have in flight: see the header comment.
+inline int64_t dma_in_flight(const ArchConfig& cfg, int64_t piece) {
+  const int64_t by_bytes = piece > 0 ? cfg.dma_max_outstanding_bytes / piece : 1;
+  return std::max<int64_t>(1, std::min(cfg.dma_max_outstanding, by_bytes));
 }
 
 }  // namespace spyre::arch

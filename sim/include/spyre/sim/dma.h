@@ -7,7 +7,9 @@
 //     ceil(piece / dram_word_bytes) * dram_word_bytes bytes (128 B granularity);
 //   - the engine issues a request every ceil(piece / rate) cycles, rate =
 //     dma_read_bytes_per_cycle (load) or dma_write_bytes_per_cycle (store), with at most
-//     dma_max_outstanding requests in flight (it waits for one to land before issuing more);
+//     dma_max_outstanding requests and dma_max_outstanding_bytes in flight (it waits for one to
+//     land before issuing more; a piece larger than the byte budget goes alone: see
+//     arch::dma_in_flight in unit_timing.h);
 //   - LX banks (lx.h): a load piece writes LX over [land - ceil(piece/rate), land) and is in
 //     LX at the booking's end F >= land; a store piece reads LX over [issue, issue +
 //     ceil(piece/rate)); a conflict stall delays its DRAM request and the next issue by
@@ -48,6 +50,8 @@ class DmaEngine {
 
  private:
   void issue();
+  int64_t next_piece() const;           // bytes of the next request
+  bool may_issue(int64_t piece) const;  // within the request and byte limits
   void submit(int64_t piece, int64_t lx_addr, int64_t dram_addr);
   void landed(int64_t piece, int64_t lx_addr);
   void delivered(Cycle at);
@@ -68,6 +72,7 @@ class DmaEngine {
   int64_t dram0_ = 0, dram_stride_ = 0, dram_rep_ = 0, dram_outer_ = 0;
   int64_t outer_i_ = 0, rep_ = 0, row_ = 0, off_ = 0;
   int64_t outstanding_ = 0;       // requests at the DRAM (the dma_max_outstanding limit)
+  int64_t in_flight_bytes_ = 0;   // their bytes (the dma_max_outstanding_bytes limit)
   int64_t in_transit_ = 0;        // pieces landed but not yet in every LX (LX stall, multicast)
   std::vector<int> targets_;      // multicast targets
   std::vector<int64_t> indexed_;  // dma.gather/scatter: each row's DRAM address

@@ -24,6 +24,14 @@
 // + delay (TimeBase::cycle_at_or_after), when the engine's landed() runs. The built-in target
 // answers in the driver's cycle with zero delay, so its timing is the DRAM model's, unchanged.
 // An error response (not TLM_OK_RESPONSE) fails the run: spyre/mem/response.
+//
+// Memory ports: core c reaches the DRAM through port floor(c / mem.cores_per_port), which
+// carries mem.port_gbps of data per direction in the long run. spyre.mem applies it on the
+// response path as a token bucket of mem.port_buffer_bytes (D) at that rate (R): with v the
+// port's virtual finish time, a transaction of B bytes ready at t (the target's response time)
+//     v = max(v, t - D / R) + B / R,   completes at max(t, v)
+// so an uncontended port adds no latency (B <= D), uneven delivery within the buffer passes at
+// once, and a port kept busy passes its cores' data at R. It holds for any target on dram_socket.
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -92,13 +100,15 @@ class MemInterconnect : public sc_core::sc_module {
  public:
   tlm_utils::multi_passthrough_target_socket<MemInterconnect> dma_socket;
   tlm_utils::simple_initiator_socket<MemInterconnect> dram_socket;
-  MemInterconnect(const sc_core::sc_module_name& name, uint64_t dram_bytes);
+  MemInterconnect(const sc_core::sc_module_name& name, uint64_t dram_bytes,
+                  const arch::ArchConfig& cfg);
   // The target's DMI pointer to [0, dram_bytes) for reads and writes; fails (spyre/mem/dmi)
   // when it grants less. Called once by a functional run.
   uint8_t* dmi_whole();
   uint64_t read_bytes() const { return read_bytes_; }
   uint64_t write_bytes() const { return write_bytes_; }
-  nlohmann::json stats() const;  // what the interconnect saw (the stats of an external target)
+  nlohmann::json stats() const;       // what the interconnect saw (the stats of an external target)
+  nlohmann::json port_stats() const;  // per memory port and direction: bytes, waiting
 
  private:
   tlm::tlm_sync_enum fw(int id, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
@@ -111,9 +121,22 @@ class MemInterconnect : public sc_core::sc_module {
   void end_request();
   void respond(tlm::tlm_generic_payload& gp, const sc_core::sc_time& delay);
 
+  // The port pipe (header comment): when the response at `ready` completes.
+  sc_core::sc_time through_port(const tlm::tlm_generic_payload& gp, const sc_core::sc_time& ready);
+
   uint64_t dram_bytes_;
+  int64_t cores_per_port_;
+  double ps_per_byte_;  // one port, one direction
+  double buffer_ps_;    // mem.port_buffer_bytes at the port rate
+  struct Port {
+    double v[2] = {-1e300, -1e300};  // read, write: the virtual finish time, ps
+    uint64_t bytes[2] = {0, 0};
+    uint64_t wait_ps[2] = {0, 0};  // time responses waited for the port
+  };
+  std::vector<Port> ports_;
   std::deque<tlm::tlm_generic_payload*> waiting_;
   tlm::tlm_generic_payload* in_request_ = nullptr;  // sent, END_REQ not yet seen
+  bool sending_ = false;                            // inside send_next()
   bool dmi_taken_ = false;
   uint64_t read_bytes_ = 0, write_bytes_ = 0, read_requests_ = 0, write_requests_ = 0;
 };
