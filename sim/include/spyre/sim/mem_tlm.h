@@ -121,7 +121,7 @@ class MemInterconnect : public sc_core::sc_module {
   void end_request();
   void respond(tlm::tlm_generic_payload& gp, const sc_core::sc_time& delay);
 
-  // The port pipe (header comment): when the response at `ready` completes.
+  // The port token bucket (header comment): when the response ready at `ready` completes.
   sc_core::sc_time through_port(const tlm::tlm_generic_payload& gp, const sc_core::sc_time& ready);
 
   uint64_t dram_bytes_;
