@@ -47,8 +47,9 @@ InstrCost instr_cost(const isa::Instr& in, const arch::ArchConfig& cfg) {
     case Opcode::DmaLoad:
     case Opcode::DmaStore: {
       c.dram_bytes = dma_dram_bytes(in, cfg);
+      c.requests = dma_pieces(in, cfg);
       c.cycles = dma_cycles(
-          cfg, c.dram_bytes, dma_pieces(in, cfg),
+          cfg, c.dram_bytes, c.requests,
           std::min(std::max<int64_t>(in.get("bytes"), 1), cfg.dma_burst_bytes),
           in.op == Opcode::DmaLoad ? cfg.dma_read_bytes_per_cycle : cfg.dma_write_bytes_per_cycle);
       break;
@@ -61,7 +62,8 @@ InstrCost instr_cost(const isa::Instr& in, const arch::ArchConfig& cfg) {
       for (int64_t left = b; left > 0; left -= burst)
         per_row += ceil_div(std::min<int64_t>(left, burst), word) * word;
       c.dram_bytes = per_row * n;
-      c.cycles = dma_cycles(cfg, c.dram_bytes, ceil_div(b, burst) * n, std::min(b, burst),
+      c.requests = ceil_div(b, burst) * n;
+      c.cycles = dma_cycles(cfg, c.dram_bytes, c.requests, std::min(b, burst),
                             in.op == Opcode::DmaGather ? cfg.dma_read_bytes_per_cycle
                                                        : cfg.dma_write_bytes_per_cycle);
       break;

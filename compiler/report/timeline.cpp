@@ -3,7 +3,8 @@
 // each queue runs in order, a sync.wait holding it until its token is positive; PT and SFP
 // instructions take the simulator's closed forms (arch/unit_timing.h); DMA transfers share the
 // DRAM as a fluid (every transfer in flight gets an equal share of the bandwidth at the kernel's
-// read/write mix, capped by its engine's rate and its outstanding requests); ring transfers take
+// read/write mix, capped by its engine's rate and its outstanding requests, and by its core's
+// memory port once the port's buffer has run dry: mem_tlm.h's token bucket); ring transfers take
 // their bytes over one link plus the hops. Signals to other cores (multicast arrivals, ring
 // tokens, sync.sig core=c) release their waits there. The kernel ends when every core has
 // drained, plus the barrier.
@@ -37,8 +38,11 @@ bool is_ring(Opcode op) { return op == Opcode::RingSend || op == Opcode::RingRed
 
 struct Transfer {  // a DMA in flight
   int core, queue;
-  double left;  // bytes
-  double cap;   // bytes/cycle: the engine's rate and its outstanding requests
+  double left;      // DRAM bytes: its bytes over the DRAM's efficiency on its rows
+  double cap;       // DRAM bytes/cycle: the engine's rate and its outstanding requests
+  double eff;       // its bytes per DRAM byte (what crosses its memory port)
+  size_t port;      // its core's memory port and direction: 2 x port + (write ? 1 : 0)
+  double rate = 0;  // DRAM bytes/cycle now (reshare)
 };
 
 class Timeline {
@@ -91,6 +95,14 @@ class Timeline {
     const double t = (rd + wr) / bw + cp.turnaround_cycles_per_byte(cfg) * std::min(rd, wr);
     dram_bw_ = t > 0 ? (rd + wr) / t : bw;
     latency_ = static_cast<double>(cp.dram_latency_cycles(cfg));
+    // Memory ports (mem_tlm.h): each direction of a port passes mem.port_gbps long term, its
+    // buffer of mem.port_buffer_bytes full at the start.
+    cores_per_port_ = std::max<int64_t>(1, cfg.mem_cores_per_port);
+    const size_t ports = static_cast<size_t>(ceil_div(static_cast<int64_t>(n), cores_per_port_));
+    port_rate_ = cfg.mem_port_gbps / cfg.clock_ghz;
+    port_buffer_ = static_cast<double>(cfg.mem_port_buffer_bytes);
+    tokens_left_.assign(2 * std::max<size_t>(1, ports), port_buffer_);
+    port_flow_.assign(tokens_left_.size(), 0.0);
     strided_efficiency();
   }
 
@@ -193,16 +205,25 @@ class Timeline {
       const InstrCost& c = cost_[static_cast<size_t>(core)][idx];
       const int64_t rate =
           is_dma_write(in.op) ? cfg_.dma_write_bytes_per_cycle : cfg_.dma_read_bytes_per_cycle;
-      // Little's law: the bytes one engine may have in flight over the DRAM latency.
+      // Little's law: the requests one engine may have in flight over the DRAM latency, each
+      // moving whole DRAM words (a request of a few bytes still moves one).
       const int64_t piece = std::min(std::max<int64_t>(in.get("bytes"), 1), cfg_.dma_burst_bytes);
-      const double outstanding =
-          static_cast<double>(arch::dma_in_flight(cfg_, piece) * piece) / std::max(1.0, latency_);
+      const double per_request =
+          c.requests > 0 ? static_cast<double>(c.dram_bytes) / static_cast<double>(c.requests)
+                         : static_cast<double>(piece);
+      const double words = std::max(1.0, per_request / static_cast<double>(piece));
+      const double outstanding = static_cast<double>(arch::dma_in_flight(cfg_, piece)) *
+                                 per_request / std::max(1.0, latency_);
       // Setup and the first data's latency, then the bytes at the DRAM share.
       const double lead = static_cast<double>(cfg_.dma_setup_cycles) + latency_;
       // Strided rows cost the DRAM more than their bytes (cost.h: run_efficiency).
       const double eff = eff_[static_cast<size_t>(core)][idx];
+      const size_t port =
+          2 * std::min(static_cast<size_t>(core / cores_per_port_), tokens_left_.size() / 2 - 1) +
+          (is_dma_write(in.op) ? 1 : 0);
       pending_dma_.push_back({core, q, static_cast<double>(c.dram_bytes) / eff,
-                              std::min<double>(static_cast<double>(rate), outstanding) / eff});
+                              std::min(static_cast<double>(rate) * words, outstanding) / eff,
+                              eff / words, port});
       admit_at_.push_back(now_ + lead);
       if (now_ + lead < dram_next_) {  // the DRAM looks again when it is admitted
         dram_next_ = now_ + lead;
@@ -344,32 +365,61 @@ class Timeline {
   }
 
   // --- DRAM as a fluid: transfers in flight share the bandwidth equally, each capped by its
-  // own rate (water-filling).
+  // own rate and, where its port's buffer is empty, by the port's rate (max-min fair
+  // water-filling), while each port's buffer drains at what passes it over the port's rate
+  // and refills below it.
   void advance(double t) {
     const double dt = t - now_;
-    if (dt > 0)
-      for (auto& x : active_) x.left -= dt * rate_of(x);
+    if (dt > 0) {
+      for (auto& x : active_) x.left -= dt * x.rate;
+      for (size_t p = 0; p < tokens_left_.size(); ++p) {
+        double& tok = tokens_left_[p];
+        tok = std::clamp(tok + (port_rate_ - port_flow_[p]) * dt, 0.0, port_buffer_);
+        if (tok < 1e-6 * port_buffer_) tok = 0;
+      }
+    }
     now_ = t;
   }
-  double rate_of(const Transfer& x) const { return std::min(x.cap, share_); }
   void reshare() {
-    // Equal shares, raised where capped transfers leave bandwidth over.
-    std::vector<double>& caps = caps_;
-    caps.clear();
-    for (const auto& x : active_) caps.push_back(x.cap);
-    std::sort(caps.begin(), caps.end());
-    double left = dram_bw_;
-    size_t n = caps.size();
-    share_ = n ? left / static_cast<double>(n) : kInf;
-    for (size_t i = 0; i < caps.size(); ++i) {
-      const double fair = left / static_cast<double>(n - i);
-      if (caps[i] >= fair) {
-        share_ = fair;
-        break;
+    // Progressive filling: the unfrozen transfers rise together until the DRAM, a dry port or
+    // a transfer's own cap is full; those on it freeze; the rest go on.
+    std::vector<char>& frozen = frozen_;
+    frozen.assign(active_.size(), 0);
+    size_t left_n = active_.size();
+    double dram_used = 0;
+    std::vector<double>& port_used = port_used_;
+    port_used.assign(tokens_left_.size(), 0.0);
+    std::vector<double>& port_eff = port_eff_;
+    while (left_n > 0) {
+      port_eff.assign(tokens_left_.size(), 0.0);
+      double level = (dram_bw_ - dram_used) / static_cast<double>(left_n);
+      for (size_t i = 0; i < active_.size(); ++i)
+        if (!frozen[i]) {
+          level = std::min(level, active_[i].cap);
+          port_eff[active_[i].port] += active_[i].eff;
+        }
+      for (size_t p = 0; p < tokens_left_.size(); ++p)
+        if (tokens_left_[p] <= 0 && port_eff[p] > 0)
+          level = std::min(level, (port_rate_ - port_used[p]) / port_eff[p]);
+      level = std::max(level, 0.0);
+      const bool dram_full =
+          dram_used + level * static_cast<double>(left_n) >= dram_bw_ * (1 - 1e-12);
+      for (size_t i = 0; i < active_.size(); ++i) {
+        if (frozen[i]) continue;
+        Transfer& x = active_[i];
+        const bool port_full =
+            tokens_left_[x.port] <= 0 &&
+            port_used[x.port] + level * port_eff[x.port] >= port_rate_ * (1 - 1e-12);
+        if (dram_full || port_full || x.cap <= level) {
+          x.rate = level;
+          frozen[i] = 1;
+          --left_n;
+          dram_used += level;
+          port_used[x.port] += level * x.eff;
+        }
       }
-      left -= caps[i];
-      share_ = kInf;
     }
+    port_flow_ = port_used;
   }
   void dram_event() {
     // Admit transfers whose lead time has passed.
@@ -392,8 +442,13 @@ class Timeline {
       }
     reshare();
     double next = kInf;
-    for (const auto& x : active_) next = std::min(next, now_ + x.left / rate_of(x));
+    for (const auto& x : active_)
+      if (x.rate > 0) next = std::min(next, now_ + x.left / x.rate);
     for (double a : admit_at_) next = std::min(next, a);
+    // A port whose buffer drains runs dry: its share changes then.
+    for (size_t p = 0; p < tokens_left_.size(); ++p)
+      if (tokens_left_[p] > 0 && port_flow_[p] > port_rate_)
+        next = std::min(next, now_ + tokens_left_[p] / (port_flow_[p] - port_rate_));
     dram_next_ = next;
     if (next < kInf) push(next, Ev::Dram, -1, -1, ++dram_version_);
   }
@@ -408,7 +463,11 @@ class Timeline {
   static constexpr size_t kTokens = 512;  // token ids seen: queue pairs < 49, raw < 512
   std::vector<std::vector<int64_t>> tokens_;
   std::vector<int> stalled_;  // per core: the full queue its sequencer waits on, or -1
-  std::vector<double> caps_;  // reshare()'s scratch
+  std::vector<char> frozen_;  // reshare()'s scratch
+  std::vector<double> port_used_, port_eff_;     // reshare()'s scratch
+  std::vector<double> tokens_left_, port_flow_;  // per port and direction: bytes, bytes/cycle
+  int64_t cores_per_port_ = 1;
+  double port_rate_ = 0, port_buffer_ = 0;  // bytes/cycle, bytes
   std::vector<const isa::Instr*> current_;  // per core and queue: the instruction running
   std::map<std::array<int64_t, 4>, double> run_eff_;
   std::vector<std::vector<InstrCost>> cost_;
@@ -416,7 +475,7 @@ class Timeline {
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   std::vector<Transfer> active_, pending_dma_;
   std::vector<double> admit_at_;
-  double now_ = 0, share_ = kInf, dram_bw_ = 1, latency_ = 0, dram_next_ = kInf;
+  double now_ = 0, dram_bw_ = 1, latency_ = 0, dram_next_ = kInf;
   uint64_t dram_version_ = 0;
 };
 

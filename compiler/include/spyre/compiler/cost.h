@@ -16,6 +16,7 @@ namespace spyre::compiler {
 struct InstrCost {
   int64_t cycles = 0;      // busy cycles of the instruction's unit
   int64_t dram_bytes = 0;  // bytes moved on DRAM (whole 128 B words)
+  int64_t requests = 0;    // DMA: its requests to the DRAM (a burst of a row each)
 };
 
 InstrCost instr_cost(const isa::Instr& in, const arch::ArchConfig& cfg);

@@ -1,0 +1,110 @@
+// The kernel prediction (report/timeline.cpp) and the memory ports of spyre.mem (mem_tlm.h):
+// cores that share a port share its rate once its buffer has run dry.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "spyre/arch/arch.h"
+#include "spyre/compiler/cost.h"
+#include "spyre/isa/isa.h"
+
+namespace spyre::compiler {
+namespace {
+
+using isa::Opcode;
+
+constexpr int64_t kPiece = 64 << 10;  // bytes per load
+
+isa::Instr halt() {
+  return isa::make_instr(Opcode::Halt, std::vector<std::pair<std::string_view, int64_t>>{});
+}
+
+// Streams of 32 cores; each core in `loaders` loads `loads` contiguous pieces of its own.
+std::vector<std::vector<isa::Instr>> streams(const std::vector<int>& loaders, int64_t loads) {
+  std::vector<std::vector<isa::Instr>> per_core(32);
+  int64_t dram = 0;
+  for (int c : loaders)
+    for (int64_t i = 0; i < loads; ++i, dram += kPiece)
+      per_core[static_cast<size_t>(c)].push_back(
+          isa::make_instr(Opcode::DmaLoad, {{"dram", dram},
+                                            {"lx", (i % 2) * kPiece},
+                                            {"bytes", kPiece},
+                                            {"rows", 1},
+                                            {"dram_stride", kPiece},
+                                            {"lx_stride", kPiece},
+                                            {"reps", 1}}));
+  for (auto& s : per_core) s.push_back(halt());
+  return per_core;
+}
+
+std::vector<int> cores(int from, int to) {  // [from, to)
+  std::vector<int> out;
+  for (int c = from; c < to; ++c) out.push_back(c);
+  return out;
+}
+
+int64_t cycles(const std::vector<std::vector<isa::Instr>>& s,
+               const std::vector<std::string>& sets) {
+  return predict(s, arch::load_arch("spyre", sets), CostParams{}).cycles;
+}
+
+TEST(TimelinePorts, SixteenCoresOnOnePortStreamAtThePortRate) {
+  const auto cfg = arch::load_arch("spyre");
+  const auto one_port = streams(cores(0, 16), 16);  // 16 MiB through port 0
+  const double bytes = 16.0 * 16 * kPiece;
+  const double port_rate = cfg.mem_port_gbps / cfg.clock_ghz;  // bytes/cycle
+  const int64_t c = cycles(one_port, {});
+  // Past the buffer, the port's rate; before it the DRAM's (faster): at least this long.
+  EXPECT_GE(static_cast<double>(c),
+            (bytes - static_cast<double>(cfg.mem_port_buffer_bytes)) / port_rate);
+  EXPECT_LE(static_cast<double>(c), 1.05 * bytes / port_rate);
+  // Without the port limit the same loads run at the DRAM's rate (about 146 vs 78 GB/s).
+  const int64_t open = cycles(one_port, {"mem.port_gbps=1000000"});
+  EXPECT_LT(static_cast<double>(open), 0.6 * static_cast<double>(c));
+  // The same 16 loaders split over both ports: each port carries half, the DRAM binds.
+  const auto both = streams(
+      [] {
+        auto v = cores(0, 8);
+        for (int c2 : cores(16, 24)) v.push_back(c2);
+        return v;
+      }(),
+      16);
+  EXPECT_EQ(cycles(both, {}), open);
+}
+
+TEST(TimelinePorts, LoadsWithinThePortBufferAreNotHeldBack) {
+  // 16 cores x 2 x 64 KiB = 2 MiB: more than a buffer (256 KiB), so the port holds it back...
+  const auto small = streams(cores(0, 16), 2);
+  EXPECT_GT(cycles(small, {}), cycles(small, {"mem.port_gbps=1000000"}));
+  // ...but with a 4 MiB buffer the port never runs dry: the DRAM's timing alone.
+  EXPECT_EQ(cycles(small, {"mem.port_buffer_bytes=4194304"}),
+            cycles(small, {"mem.port_gbps=1000000"}));
+}
+
+TEST(TimelinePorts, WritesHaveTheirOwnDirection) {
+  // Reads on port 0 and writes on port 0 do not take from each other's rate.
+  auto s = streams(cores(0, 8), 16);
+  for (int c = 8; c < 16; ++c) {
+    auto& v = s[static_cast<size_t>(c)];
+    v.pop_back();
+    for (int64_t i = 0; i < 16; ++i)
+      v.push_back(isa::make_instr(Opcode::DmaStore, {{"dram", (64 << 20) + (c * 16 + i) * kPiece},
+                                                     {"lx", 0},
+                                                     {"bytes", kPiece},
+                                                     {"rows", 1},
+                                                     {"dram_stride", kPiece},
+                                                     {"lx_stride", kPiece},
+                                                     {"reps", 1}}));
+    v.push_back(halt());
+  }
+  const auto reads_only = streams(cores(0, 8), 16);
+  // 8 MiB each way through one port: each direction at or under its own rate, so the mixed
+  // kernel is bound by the DRAM (which also pays the turnarounds), not by twice the port.
+  const auto cfg = arch::load_arch("spyre");
+  const double port_rate = cfg.mem_port_gbps / cfg.clock_ghz;
+  EXPECT_LT(static_cast<double>(cycles(s, {})), 2.0 * 8.0 * 16 * kPiece / port_rate);
+  EXPECT_GT(cycles(s, {}), cycles(reads_only, {}));
+}
+
+}  // namespace
+}  // namespace spyre::compiler
