@@ -3,6 +3,8 @@
 import json
 import pathlib
 
+import pytest
+
 from spyre_sim.trace import names
 from spyre_sim.trace.read import open_trace
 
@@ -118,3 +120,18 @@ def test_unsupported_op_names_the_op(cli, tmp_path):
         "example_inputs = (torch.randn(8, 8, dtype=torch.float16),)\n")
     err = _bad(cli, tmp_path, "run", model)
     assert "aten.mode" in err and "unsupported op" in err and "mode.py:4" in err, err
+
+
+@pytest.mark.parametrize("sub", [["llm"], ["regress"], ["sweep"], ["trace"], ["trace", "validate"],
+                                 ["run"], ["compile"]])
+def test_help_and_usage_errors_of_every_subcommand(cli, sub):
+    # --help prints the usage and exits 0; a bad command line is bad input (exit 2) with the
+    # parser's message, never an internal error (the Python subcommands once reported
+    # argparse's exit as one: `spyre-sim llm --help` exited 3).
+    h = cli(*sub, "--help")
+    assert h.returncode == 0, (h.stdout, h.stderr)
+    assert "usage" in h.stdout.lower() and "internal error" not in h.stderr
+    b = cli(*sub, "--no-such-option")
+    assert b.returncode == 2, (b.stdout, b.stderr)
+    assert ("required" in b.stderr or "--no-such-option" in b.stderr)
+    assert "internal error" not in b.stderr

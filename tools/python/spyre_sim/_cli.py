@@ -6,6 +6,16 @@ import runpy
 import traceback
 
 
+def parse_args(parser, argv):
+    """argparse's parse_args with its exits turned into exit codes, for the subcommands the CLI
+    runs here: (namespace, None), or (None, 0) after --help, or (None, 2) after a usage error
+    (argparse has printed the message)."""
+    try:
+        return parser.parse_args(argv), None
+    except SystemExit as e:
+        return None, 0 if e.code in (0, None) else 2
+
+
 class ModelFileError(Exception):
     pass
 

@@ -534,6 +534,7 @@ def eager_generate(lm, ids, new: int, context: int):
 
 def main(argv=None) -> int:
     from . import files
+    from ._cli import parse_args
 
     ap = argparse.ArgumentParser(
         prog="spyre-sim llm",
@@ -561,7 +562,9 @@ def main(argv=None) -> int:
     ap.add_argument("--jsonl", default=None, help="write one JSON line per step")
     ap.add_argument("--force", action="store_true",
                     help="overwrite existing --json/--jsonl/--trace files")
-    args = ap.parse_args(argv)
+    args, code = parse_args(ap, argv)
+    if args is None:
+        return code
     for path in (args.json, args.jsonl, args.trace):
         if path and os.path.exists(path) and not args.force:
             print(f"spyre-sim llm: {path} exists (use --force to overwrite)", file=sys.stderr)

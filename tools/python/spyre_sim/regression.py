@@ -23,6 +23,7 @@ import sys
 from dataclasses import dataclass, field
 
 from . import batch, files, provenance
+from ._cli import parse_args
 from .specfile import Mapping, Spec, SpecError, did_you_mean, parse_fraction, parse_sets
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
@@ -449,10 +450,9 @@ def _progress(done, total, r):
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    try:
-        a = parser().parse_args(argv)
-    except SystemExit as e:
-        return 0 if e.code in (0, None) else 2
+    a, code = parse_args(parser(), argv)
+    if a is None:
+        return code
     try:
         if a.jobs is not None and a.jobs < 1:
             raise SpecError(f"-j: expected at least 1 worker, got {a.jobs}")

@@ -10,6 +10,7 @@ import json
 import os
 import sys
 
+from .._cli import parse_args
 from ..specfile import SpecError, did_you_mean
 
 
@@ -51,10 +52,10 @@ def _plot_parser():
 
 
 def _parse(parser, argv):
-    try:
-        return parser.parse_args(argv)
-    except SystemExit as e:
-        raise _Exit(0 if e.code in (0, None) else 2) from None
+    args, code = parse_args(parser, argv)
+    if args is None:
+        raise _Exit(code)
+    return args
 
 
 class _Exit(Exception):

@@ -11,6 +11,7 @@ import re
 import sys
 import time
 
+from .._cli import parse_args
 from ..files import write_atomic
 
 
@@ -125,11 +126,9 @@ def parser():
 
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
-    try:
-        args = parser().parse_args(argv)
-    except SystemExit as e:  # argparse: usage errors are bad input
-        code = e.code if isinstance(e.code, int) else 2
-        return 0 if code == 0 else 2
+    args, code = parse_args(parser(), argv)  # usage errors are bad input
+    if args is None:
+        return code
     try:
         return int(args.func(args) or 0)
     except InputError as e:

@@ -28,6 +28,8 @@ import sys
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
+from .._cli import parse_args
+
 EXIT_OK, EXIT_VIOLATIONS, EXIT_BAD_INPUT = 0, 1, 2
 PLAN_FORMAT = "spyre-lx-plan/1"
 
@@ -536,10 +538,9 @@ def run_args(args) -> int:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="spyre-sim trace")
     add_parser(parser.add_subparsers(dest="cmd", required=True))
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as e:  # argparse: exit 2 on usage errors already
-        return int(e.code or 0)
+    args, code = parse_args(parser, argv)
+    if args is None:
+        return code
     return args.func(args)
 
 
