@@ -191,6 +191,10 @@ void CompileOptions::set(const std::string& key, const std::string& value) {
     lx_planning = on_off(key, value, "on or off");
     return;
   }
+  if (key == "host_fallback") {
+    host_fallback = on_off(key, value, "on or off");
+    return;
+  }
   if (key == "split_reduction") {
     split_reduction = on_off(key, value, "on or off");
     return;
@@ -276,6 +280,7 @@ const std::vector<std::string>& CompileOptions::keys() {
                                              "hw_loops",
                                              "split_reduction",
                                              "lx_planning",
+                                             "host_fallback",
                                              "layout_copy",
                                              "cost.dram_efficiency",
                                              "cost.turnaround_ns_per_byte",
@@ -322,6 +327,7 @@ nlohmann::json CompileOptions::to_json() const {
           {"hw_loops", hw_loops},
           {"split_reduction", split_reduction},
           {"lx_planning", lx_planning},
+          {"host_fallback", host_fallback},
           {"layout_copy", layout_copy},
           {"cost",
            {{"dram_efficiency", cost.dram_efficiency},
@@ -351,7 +357,7 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& chip,
   CompileOptions effective = opts;
   if (ibm) effective.fusion = false;
   const CompileContext ctx(effective);
-  ir::Graph loaded = ir::load_ir(j, file);
+  ir::Graph loaded = ir::load_ir(j, file, ir::LoadOptions{opts.host_fallback});
   drop_empty_nodes(loaded);
   const std::vector<ColumnReduction> columns = transpose_column_reductions(loaded);
   const std::vector<SplitReduction> splits =
@@ -403,6 +409,7 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& chip,
     }
     first[gi].spills = gk.report.contains("spills");
     first[gi].cross_core = gk.cross_core;
+    first[gi].host = gk.report.value("unit", "") == "host";
   }
   const LxResidencyPlan lxp = plan_lx_residency(g, first, cfg, lx_planning);
 

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "spyre/compiler/conv.h"
+#include "spyre/compiler/host_call.h"
 #include "spyre/compiler/kernel.h"
 #include "spyre/compiler/select.h"
 #include "spyre/compiler/transpose.h"
@@ -161,6 +162,8 @@ GroupKernel lower_group(const CompileContext& ctx, const ir::Graph& g, const Fus
     n.kernel == "extern_kernels.convolution" ? lower_conv(k) : lower_matmul(k);
   } else if (n.kind == "extern" && n.kernel == "extern_kernels.convolution") {
     lower_conv(k);
+  } else if (runs_on_host(n, ctx.opts.host_fallback)) {  // host_call.h
+    lower_host_call(k);
   } else if (n.kind == "fallback") {  // topk / median (select.h); load_ir refused the rest
     lower_select(k);
   } else if (n.kind == "extern") {

@@ -259,6 +259,7 @@ Node load_node(const json& j, const std::string& file, size_t pos, const Graph& 
       n.layout = load_view(Obj{o.at("layout"), o.where + ": field 'layout'"}, false);
     if (n.kind == "extern" && n.kernel.empty()) o.fail("kernel", "missing for an extern node");
     if (o.has_value("indices")) n.indices = o.ints("indices");
+    if (o.has_value("call")) n.call = o.at("call");
   } else {
     o.fail("kind", "expected pointwise, reduction, extern or fallback, got '" + n.kind + "'");
   }
@@ -373,7 +374,7 @@ namespace {
 // An op Inductor could not lower (a fallback kernel) is the user's real problem; name it before
 // any complaint about the odd buffers such kernels produce (tuples without a dtype).
 // Fallbacks that select.h lowers pass, and so do the MultiOutput nodes that read their tuples.
-void reject_fallbacks(const nlohmann::json& j, const std::string& file) {
+void reject_fallbacks(const nlohmann::json& j, const std::string& file, bool host_fallback) {
   if (!j.contains("nodes") || !j["nodes"].is_array()) return;
   std::set<std::string> lowered_tuples;
   for (const auto& n : j["nodes"]) {
@@ -386,7 +387,9 @@ void reject_fallbacks(const nlohmann::json& j, const std::string& file) {
     const bool in_place_extern =
         n.value("kind", "") == "extern" && n.contains("layout") && n["layout"].is_null();
     if (n.value("kind", "") != "fallback" && !in_place_extern) continue;
-    if (!in_place_extern && select_lowers(text("op_overload"))) {
+    // A fallback runs on the host under compiler.host_fallback (host_call.h), and so does
+    // what its MultiOutput nodes read.
+    if (!in_place_extern && (host_fallback || select_lowers(text("op_overload")))) {
       if (n.contains("outputs") && n["outputs"].is_array())
         for (const auto& o : n["outputs"])
           if (o.is_string()) lowered_tuples.insert(o.get<std::string>());
@@ -406,15 +409,24 @@ void reject_fallbacks(const nlohmann::json& j, const std::string& file) {
                 in_place_extern
                     ? "unsupported op: Inductor calls an ATen kernel that updates its inputs in "
                       "place (" +
-                          text("kernel") + ") and spyre-sim runs nothing on the host"
-                    : "unsupported op: Inductor has no lowering for it and spyre-sim runs nothing "
-                      "on the host (fallback kernel " +
-                          text("kernel") + ")");
+                          text("kernel") + ") and spyre-sim has no lowering for it"
+                    : "unsupported op: Inductor has no lowering for it and neither has spyre-sim "
+                      "(fallback kernel " +
+                          text("kernel") +
+                          "); --set compiler.host_fallback=on runs it on the host");
   }
 }
 }  // namespace
 
-Graph load_ir(const nlohmann::json& j, const std::string& file) {
+nlohmann::json parse_ir_json(const std::string& text, const std::string& file) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {  // syntax, or a number beyond double
+    throw Error(file, std::string("malformed JSON: ") + e.what());
+  }
+}
+
+Graph load_ir(const nlohmann::json& j, const std::string& file, const LoadOptions& opts) {
   Obj top{j, file};
   if (!j.is_object()) throw Error(file, "expected a JSON object (the IR)");
   // What the file is comes first: another format or version would fail the schema anywhere.
@@ -422,7 +434,7 @@ Graph load_ir(const nlohmann::json& j, const std::string& file) {
     top.fail("schema", "expected \"spyre-sim-ir\", got " + j["schema"].dump());
   if (top.at("version") != 1) top.fail("version", "expected 1, got " + j["version"].dump());
   if (auto violation = ir_schema().validate(j)) throw_violation(j, file, *violation);
-  reject_fallbacks(j, file);
+  reject_fallbacks(j, file, opts.host_fallback);
   Graph g;
   g.file = file;
   g.torch_version = top.has_value("torch_version") ? top.str("torch_version") : "";

@@ -179,8 +179,9 @@ void lower_loops(Kernel& k) {
     };
     std::vector<Block> active;
     for (const auto& [v, range] : order) {
+      const auto first = range.first;  // C++17 lambdas cannot capture a structured binding
       active.erase(std::remove_if(active.begin(), active.end(),
-                                  [&](const Block& b) { return b.end < range.first; }),
+                                  [first](const Block& b) { return b.end < first; }),
                    active.end());
       std::sort(active.begin(), active.end(),
                 [](const Block& x, const Block& y) { return x.off < y.off; });

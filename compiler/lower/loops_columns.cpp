@@ -58,9 +58,10 @@ int64_t first_fit(const std::map<int, Interval>& live, const std::function<int64
   std::vector<Block> active;
   int64_t bytes = 0;
   for (const auto& [v, range] : order) {
-    active.erase(std::remove_if(active.begin(), active.end(),
-                                [&](const Block& b) { return b.end < range.def; }),
-                 active.end());
+    const auto def = range.def;  // C++17 lambdas cannot capture a structured binding
+    active.erase(
+        std::remove_if(active.begin(), active.end(), [def](const Block& b) { return b.end < def; }),
+        active.end());
     std::sort(active.begin(), active.end(),
               [](const Block& x, const Block& y) { return x.off < y.off; });
     const int64_t sz = size(v);

@@ -167,6 +167,9 @@ LxResidencyPlan plan_lx_residency(const ir::Graph& g, const std::vector<GroupLx>
     nlohmann::json d = {{"after", groups[k].name}, {"before", groups[k + 1].name}};
     std::string why;
     if (!enabled) why = "LX planning is off";
+    // A host fallback is a break in the device program (host_call.h): nothing runs beside it.
+    if (why.empty() && (groups[k].host || groups[k + 1].host))
+      why = "a host call stops the device program";
     if (why.empty() && (groups[k].spills || groups[k + 1].spills))
       why = "a kernel spills to the shared DRAM scratch region";
     // Another core still in kernel k may use the LX that k+1 multicasts or sends into (its first

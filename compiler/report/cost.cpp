@@ -90,6 +90,10 @@ InstrCost instr_cost(const isa::Instr& in, const arch::ArchConfig& cfg) {
     // charges the link time and the hops (timeline.cpp).
     case Opcode::RingSend:
     case Opcode::RingReduce: break;
+    // The host's time (arch/unit_timing.h): the link both ways and the host's own work.
+    case Opcode::HostCall:
+      c.cycles = arch::host_call_cycles(cfg, in.get("in_bytes"), in.get("out_bytes"));
+      break;
   }
   return c;
 }

@@ -6,16 +6,15 @@
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "presets.h"
 #include "spyre/arch/unit_timing.h"
 #include "spyre/error.h"
-
-#ifndef SPYRE_PRESET_DIR
-#error "SPYRE_PRESET_DIR must name the folder of preset YAML files"
-#endif
+#include "spyre/io.h"
 
 namespace spyre::arch {
 
@@ -63,10 +62,10 @@ void parse_value(const std::string& key, const std::string& text, double& out) {
   try {
     size_t used = 0;
     double v = std::stod(text, &used);
-    if (used != text.size()) throw std::invalid_argument(text);
+    if (used != text.size() || !std::isfinite(v)) throw std::invalid_argument(text);
     out = v;
   } catch (const std::exception&) {
-    throw Error(key, "expected a number, got '" + text + "'");
+    throw Error(key, "expected a finite number, got '" + text + "'");
   }
 }
 
@@ -78,7 +77,7 @@ struct Accessor {
 const std::map<std::string, Accessor>& accessors() {
   static const std::map<std::string, Accessor> m = [] {
     std::map<std::string, Accessor> a;
-#define SPYRE_PARAM(type, field, key, def, unit, desc)                                         \
+#define SPYRE_PARAM(type, field, key, def, unit, range, desc)                                  \
   a[key] = Accessor{[](ArchConfig& c, const std::string& t) { parse_value(key, t, c.field); }, \
                     [](const ArchConfig& c) { return fmt_value(c.field); }};
 #include "spyre/arch/params.def"
@@ -88,41 +87,52 @@ const std::map<std::string, Accessor>& accessors() {
   return m;
 }
 
-void flatten(const YAML::Node& n, const std::string& prefix,
+// A YAML key as text; a key that is itself a sequence or mapping is bad input, not a crash.
+std::string key_text(const YAML::Node& key, const std::string& file) {
+  if (!key.IsScalar())
+    throw Error(file + ":" + std::to_string(key.Mark().line + 1),
+                "expected a parameter name as key, got a sequence or mapping");
+  return key.Scalar();
+}
+
+void flatten(const YAML::Node& n, const std::string& prefix, const std::string& file,
              std::vector<std::pair<std::string, YAML::Node>>& out) {
   for (const auto& kv : n) {
-    std::string key =
-        prefix.empty() ? kv.first.as<std::string>() : prefix + "." + kv.first.as<std::string>();
+    const std::string name = key_text(kv.first, file);
+    const std::string key = prefix.empty() ? name : prefix + "." + name;
     if (kv.second.IsMap())
-      flatten(kv.second, key, out);
+      flatten(kv.second, key, file, out);
     else
       out.emplace_back(key, kv.second);
   }
 }
 
-ArchConfig load_yaml(const std::string& path) {
+}  // namespace
+
+ArchConfig parse_arch_yaml(const std::string& text, const std::string& file) {
   YAML::Node root;
+  std::vector<std::pair<std::string, YAML::Node>> items;
   try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw Error(path, "cannot open architecture file");
+    root = YAML::Load(text);
+    if (!root.IsMap()) throw Error(file, "expected a mapping of parameters");
+    flatten(root, "", file, items);
   } catch (const YAML::Exception& e) {
     throw Error(
-        path + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1),
+        file + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1),
         e.msg);
   }
-  if (!root.IsMap()) throw Error(path, "expected a mapping of parameters");
   ArchConfig c;
-  c.name = std::filesystem::path(path).stem().string();
-  std::vector<std::pair<std::string, YAML::Node>> items;
-  flatten(root, "", items);
+  c.name = std::filesystem::path(file).stem().string();
+  std::set<std::string> seen;
   for (const auto& [key, node] : items) {
-    std::string where = path + ":" + std::to_string(node.Mark().line + 1) + ": " + key;
+    std::string where = file + ":" + std::to_string(node.Mark().line + 1) + ": " + key;
+    if (!seen.insert(key).second) throw Error(where, "set twice in this file");
+    if (!node.IsScalar()) throw Error(where, "expected a scalar value");
     if (key == "name") {
-      c.name = node.as<std::string>();
+      if (node.Scalar().empty()) throw Error(where, "expected a name, got an empty value");
+      c.name = node.Scalar();
       continue;
     }
-    if (!node.IsScalar()) throw Error(where, "expected a scalar value");
     try {
       c.set(key, node.Scalar());
     } catch (const Error& e) {
@@ -132,13 +142,23 @@ ArchConfig load_yaml(const std::string& path) {
   return c;
 }
 
+namespace {
+ArchConfig load_yaml(const std::string& path) {
+  std::string text;
+  try {
+    text = read_file_text(path);
+  } catch (const Error&) {
+    throw Error(path, "cannot open architecture file");
+  }
+  return parse_arch_yaml(text, path);
+}
 }  // namespace
 
 const std::vector<ParamInfo>& param_table() {
   static const std::vector<ParamInfo> t = [] {
     std::vector<ParamInfo> v;
-#define SPYRE_PARAM(type, field, key, def, unit, desc) \
-  v.push_back(ParamInfo{key, type_name<type>(), unit, desc, fmt_value(type{def})});
+#define SPYRE_PARAM(type, field, key, def, unit, range, desc) \
+  v.push_back(ParamInfo{key, type_name<type>(), unit, range, desc, fmt_value(type{def})});
 #include "spyre/arch/params.def"
 #undef SPYRE_PARAM
     return v;
@@ -174,22 +194,15 @@ std::string ArchConfig::get_text(const std::string& key) const {
 }
 
 namespace {
-// The range a parameter's unit implies (params.def declares the unit beside the default):
-// amounts (counts, sizes, rates, widths, factors) must be positive, times (cycles, ns) must not
-// be negative, fractions lie in [0, 1). The few amounts that may be zero are listed.
-void check_unit_range(const ParamInfo& p, double v) {
-  static const std::set<std::string> times = {"cycles", "ns"};
-  static const std::set<std::string> zero_ok = {"lx.reserve_bytes", "dram.write_low",
-                                                "dram.bank_xor"};
-  if (times.count(p.unit)) {
-    if (v < 0) throw Error(p.key, "must not be negative, got " + fmt_value(v));
-  } else if (p.unit == "fraction") {
-    if (v < 0 || v >= 1) throw Error(p.key, "must be in [0, 1), got " + fmt_value(v));
-  } else if (zero_ok.count(p.key) ? v < 0 : !(v > 0)) {
-    throw Error(p.key,
-                std::string(zero_ok.count(p.key) ? "must not be negative" : "must be positive") +
-                    ", got " + fmt_value(v));
-  }
+// A value outside the range params.def declares beside the parameter.
+void check_range(const ParamInfo& p, double v) {
+  const ParamRange r = ParamRange::parse(p.range, p.key);
+  if (r.contains(v)) return;
+  const bool from_zero = r.lo == 0 && std::isinf(r.hi);
+  const std::string what = !from_zero    ? "must be in " + p.range
+                           : r.lo_closed ? "must not be negative"
+                                         : "must be positive";
+  throw Error(p.key, what + ", got " + fmt_value(v));
 }
 
 // Levenshtein distance, for the nearest known key of a misspelt one.
@@ -219,59 +232,78 @@ std::string nearest_param(const std::string& key) {
   return best_d <= std::max<size_t>(3, key.size() / 3) ? best : std::string();
 }
 
+ParamRange ParamRange::parse(const std::string& text, const std::string& key) {
+  // "[lo, hi]", "(lo, hi)", mixed; lo and hi numbers or inf.
+  auto bad = [&] {
+    return Error(key, "params.def: range \"" + text + "\" is not an interval such as [0, inf)");
+  };
+  if (text.size() < 5 || (text.front() != '[' && text.front() != '(') ||
+      (text.back() != ']' && text.back() != ')'))
+    throw bad();
+  const size_t comma = text.find(',');
+  if (comma == std::string::npos) throw bad();
+  auto bound = [&](std::string s) {
+    s.erase(0, s.find_first_not_of(' '));
+    s.erase(s.find_last_not_of(' ') + 1);
+    if (s == "inf") return std::numeric_limits<double>::infinity();
+    if (s == "-inf") return -std::numeric_limits<double>::infinity();
+    size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(s, &used);
+    } catch (const std::exception&) {
+      throw bad();
+    }
+    if (used != s.size()) throw bad();
+    return v;
+  };
+  ParamRange r;
+  r.lo_closed = text.front() == '[';
+  r.hi_closed = text.back() == ']';
+  r.lo = bound(text.substr(1, comma - 1));
+  r.hi = bound(text.substr(comma + 1, text.size() - comma - 2));
+  if (!(r.lo <= r.hi)) throw bad();
+  return r;
+}
+
+bool ParamRange::contains(double v) const {
+  if (std::isnan(v)) return false;
+  return (lo_closed ? v >= lo : v > lo) && (hi_closed ? v <= hi : v < hi);
+}
+
 void ArchConfig::validate() const {
   for (const auto& p : param_table())
-    if (p.type != "string") check_unit_range(p, std::stod(get_text(p.key)));
-  auto positive = [](const char* key, double v) {
-    if (!(v > 0)) throw Error(key, "must be positive, got " + fmt_value(v));
-  };
-  positive("chip.cores", static_cast<double>(cores));
-  if (cores > 1024) throw Error("chip.cores", "at most 1024 cores are modelled");
-  positive("chip.clock_ghz", clock_ghz);
-  if (corelets != 2 && corelets != 1) throw Error("core.corelets", "must be 1 or 2");
-  positive("core.queue_depth", static_cast<double>(queue_depth));
-  positive("pt.rows", static_cast<double>(pt_rows));
-  positive("pt.lanes", static_cast<double>(pt_lanes));
-  positive("sfp.lanes_fp16", static_cast<double>(sfp_lanes_fp16));
-  positive("sfp.lanes_fp32", static_cast<double>(sfp_lanes_fp32));
-  positive("sfp.transcendental_factor", static_cast<double>(sfp_transcendental_factor));
-  positive("lx.size_bytes", static_cast<double>(lx_size_bytes));
-  positive("lx.stick_bytes", static_cast<double>(stick_bytes));
+    if (p.type != "string") check_range(p, std::stod(get_text(p.key)));
+  // What relates two parameters:
   if (lx_size_bytes < stick_bytes)
     throw Error("lx.size_bytes",
                 "must hold at least one stick (lx.stick_bytes = " + std::to_string(stick_bytes) +
                     "), got " + std::to_string(lx_size_bytes));
   if (dram_write_low >= dram_write_high)
     throw Error("dram.write_low", "must be below dram.write_high");
-  if (lx_reserve_bytes < 0 || lx_reserve_bytes >= lx_size_bytes)
-    throw Error("lx.reserve_bytes", "must be in [0, lx.size_bytes)");
-  if (lx_backend_reserve_fraction < 0 || lx_backend_reserve_fraction >= 1)
-    throw Error("lx.backend_reserve_fraction", "must be in [0, 1)");
-  positive("dma.read_bytes_per_cycle", static_cast<double>(dma_read_bytes_per_cycle));
-  positive("dma.write_bytes_per_cycle", static_cast<double>(dma_write_bytes_per_cycle));
-  positive("dma.burst_bytes", static_cast<double>(dma_burst_bytes));
-  positive("dram.word_bytes", static_cast<double>(dram_word_bytes));
-  positive("dram.bw_gbps", dram_bw_gbps);
-  if (dram_latency_ns < 0) throw Error("dram.latency_ns", "must not be negative");
-  positive("ring.link_bytes_per_cycle", static_cast<double>(ring_link_bytes_per_cycle));
-  if (ring_hop_latency_cycles < 0) throw Error("ring.hop_latency_cycles", "must not be negative");
-  if (loop_issue_cycles < 0) throw Error("core.loop_issue_cycles", "must not be negative");
+  if (lx_reserve_bytes >= lx_size_bytes)
+    throw Error("lx.reserve_bytes", "must be below lx.size_bytes");
   validate_unit_timing(*this);
 }
 
 std::string ArchConfig::to_yaml() const {
   std::ostringstream o;
-  o << "name: " << name << "\n";
+  // Values through yaml-cpp's emitter: a name such as "a: b # c" comes back quoted.
+  auto scalar = [](const std::string& v) {
+    YAML::Emitter e;
+    e << v;
+    return std::string(e.c_str());
+  };
+  o << "name: " << scalar(name) << "\n";
   for (const auto& p : param_table())
-    o << p.key << ": " << get_text(p.key) << "  # " << p.unit << ": " << p.description << "\n";
+    o << p.key << ": " << scalar(get_text(p.key)) << "  # " << p.unit << ": " << p.description
+      << "\n";
   return o.str();
 }
 
 std::vector<std::string> preset_names() {
   std::vector<std::string> names{"spyre"};
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(SPYRE_PRESET_DIR, ec))
-    if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
+  for (const auto& p : generated::presets()) names.emplace_back(p.name);
   std::sort(names.begin() + 1, names.end());
   return names;
 }
@@ -285,13 +317,15 @@ ArchConfig load_arch(const std::string& name_or_file, const std::vector<std::str
              name_or_file.find(".yml") != std::string::npos) {
     c = load_yaml(name_or_file);
   } else {
-    std::filesystem::path p = std::filesystem::path(SPYRE_PRESET_DIR) / (name_or_file + ".yaml");
-    if (!std::filesystem::exists(p)) {
+    const auto& all = generated::presets();
+    auto it = std::find_if(all.begin(), all.end(),
+                           [&](const generated::Preset& p) { return p.name == name_or_file; });
+    if (it == all.end()) {
       std::string known;
       for (const auto& n : preset_names()) known += (known.empty() ? "" : ", ") + n;
       throw Error("--arch " + name_or_file, "unknown architecture (known: " + known + ")");
     }
-    c = load_yaml(p.string());
+    c = parse_arch_yaml(std::string(it->text), "isa/arch/" + name_or_file + ".yaml");
   }
   for (const auto& s : sets) {
     auto eq = s.find('=');

@@ -137,6 +137,18 @@ class Assembler {
       fail("expected an integer for " + what + ", got '" + s + "'");
     }
   }
+  // Addresses and byte counts are unsigned 64-bit in the binary format: all of them, no sign.
+  uint64_t unsigned_integer(const std::string& s, const std::string& what) const {
+    try {
+      size_t used = 0;
+      if (s.empty() || s[0] == '-' || s[0] == '+') throw std::invalid_argument(s);
+      uint64_t v = std::stoull(s, &used, 0);
+      if (used != s.size()) throw std::invalid_argument(s);
+      return v;
+    } catch (const std::exception&) {
+      fail("expected an unsigned integer for " + what + ", got '" + s + "'");
+    }
+  }
   std::vector<int64_t> int_list(const std::string& s, const std::string& what) const {
     std::vector<int64_t> v;
     std::istringstream in(s);
@@ -165,11 +177,12 @@ class Assembler {
       need_args(tok, 2);
       auto n = integer(tok[1], "core count");
       if (n < 1 || n > 4096) fail("core count must be in [1, 4096]");
+      if (!p_.cores.empty()) fail(".cores may appear once, before any .core");
       p_.num_cores = static_cast<uint32_t>(n);
       p_.cores.resize(p_.num_cores);
     } else if (d == ".dram_bytes") {
       need_args(tok, 2);
-      p_.dram_bytes = static_cast<uint64_t>(integer(tok[1], "dram_bytes"));
+      p_.dram_bytes = unsigned_integer(tok[1], "dram_bytes");
     } else if (d == ".kernel") {
       need_args(tok, 3);
       auto id = integer(tok[1], "kernel id");
@@ -193,9 +206,9 @@ class Assembler {
         else if (k == "stride")
           t.stride = int_list(v, "stride");
         else if (k == "addr")
-          t.dram_addr = static_cast<uint64_t>(integer(v, "addr"));
+          t.dram_addr = unsigned_integer(v, "addr");
         else if (k == "bytes")
-          t.bytes = static_cast<uint64_t>(integer(v, "bytes"));
+          t.bytes = unsigned_integer(v, "bytes");
         else
           fail("unknown .tensor field '" + k + "'");
       }
@@ -203,9 +216,11 @@ class Assembler {
     } else if (d == ".data") {
       need_args(tok, 3);
       DataSegment s;
-      s.dram_addr = static_cast<uint64_t>(integer(tok[1], "data address"));
+      s.dram_addr = unsigned_integer(tok[1], "data address");
       const std::string& h = tok[2];
       if (h.size() % 2) fail(".data hex has an odd number of digits");
+      if (h.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
+        fail(".data expects hex digits, got '" + h + "'");
       for (size_t i = 0; i < h.size(); i += 2)
         s.bytes.push_back(static_cast<uint8_t>(std::stoul(h.substr(i, 2), nullptr, 16)));
       p_.data.push_back(std::move(s));

@@ -41,11 +41,12 @@ class Reader {
   }
   void raw(void* dst, size_t n, const char* what) {
     need(n, what);
-    std::memcpy(dst, b_.data() + pos_, n);
+    if (n) std::memcpy(dst, b_.data() + pos_, n);  // an empty segment's data() may be null
     pos_ += n;
   }
   std::string str(const char* what) {
     auto n = get<uint32_t>(what);
+    need(n, what);  // before allocating: a corrupt length must not allocate gigabytes
     std::string s(n, '\0');
     raw(s.data(), n, what);
     return s;

@@ -232,7 +232,9 @@ const std::vector<RangeCheck>& range_checks(Opcode op) {
         {"n", {0, kBig}},
         {"k", {0, kBig}},
         {"flags", {0, 3}},
-        {"acc", {0, 1}}};
+        {"acc", {0, 1}},
+        {"in_bytes", {0, kBig}},
+        {"out_bytes", {0, kBig}}};
     std::vector<std::vector<RangeCheck>> t(static_cast<size_t>(num_opcodes()));
     for (int o = 0; o < num_opcodes(); ++o) {
       const OpInfo& info = op_info(static_cast<Opcode>(o));
@@ -314,6 +316,22 @@ void check_stepped(const Program& p, size_t core, const LoopTable& t) {
 }
 }  // namespace
 
+uint64_t storage_span_bytes(DType dt, const std::vector<int64_t>& size,
+                            const std::vector<int64_t>& stride, const std::string& where) {
+  unsigned __int128 elems = 1;  // 1 + sum (size - 1) * stride, exact for any int64 operands
+  for (size_t i = 0; i < size.size(); ++i) {
+    if (size[i] == 0) return 0;
+    if (size[i] < 0 || i >= stride.size() || stride[i] < 0)
+      throw Error(where, "expected non-negative sizes and one stride per size");
+    elems += static_cast<unsigned __int128>(size[i] - 1) * static_cast<uint64_t>(stride[i]);
+    if (elems > (static_cast<unsigned __int128>(1) << 64))
+      throw Error(where, "spans more elements than 64 bits count");
+  }
+  const unsigned __int128 bytes = (elems * static_cast<unsigned>(dtype_bits(dt)) + 7) / 8;
+  if (bytes > UINT64_MAX) throw Error(where, "spans more bytes than 64 bits count");
+  return static_cast<uint64_t>(bytes);
+}
+
 void validate(const Program& p) {
   if (p.num_cores == 0) throw Error("program", "num_cores must be at least 1");
   if (p.cores.size() != p.num_cores)
@@ -323,22 +341,45 @@ void validate(const Program& p) {
     for (size_t i = 0; i < p.cores[c].size(); ++i) check_instr(p, c, i, p.cores[c][i]);
     check_stepped(p, c, analyse_loops(p.cores[c], c));
   }
+  // Ranges compared without sums that could wrap: a file may hold any 64-bit value.
+  auto inside = [&](uint64_t addr, uint64_t bytes) {
+    return bytes <= p.dram_bytes && addr <= p.dram_bytes - bytes;
+  };
+  // Names are single tokens of the assembly (format.h): no whitespace, no comment character.
+  auto check_name = [](const std::string& name, const std::string& what) {
+    if (name.empty() || name.find_first_of(" \t\n\v\f\r;#") != std::string::npos)
+      throw Error(what + " '" + name + "'",
+                  "expected a non-empty name without whitespace, ';' or '#'");
+  };
+  for (const auto& k : p.kernels) check_name(k, "kernel name");
   for (const auto& t : p.tensors) {
-    if (t.dram_addr + t.bytes > p.dram_bytes)
-      throw Error("tensor " + t.name, "lies outside the program's device memory");
-    if (t.dtype == DType::I4) {  // whole bytes: an even element span (1 + sum (size-1)*stride)
-      int64_t span = 1;
-      bool empty = false;
-      for (size_t i = 0; i < t.size.size(); ++i) {
-        if (t.size[i] == 0) empty = true;
-        span += (t.size[i] - 1) * (i < t.stride.size() ? t.stride[i] : 0);
-      }
-      if (!empty && span % 2 != 0)
-        throw Error("tensor " + t.name,
-                    "of dtype i4 spans " + std::to_string(span) +
-                        " elements; i4 packs two per byte, so the span must be even");
+    check_name(t.name, "tensor name");
+    check_name(t.role, "tensor " + t.name + " role");
+    const std::string where = "tensor " + t.name;
+    if (t.size.size() != t.stride.size())
+      throw Error(where, "has " + std::to_string(t.size.size()) + " sizes but " +
+                             std::to_string(t.stride.size()) + " strides");
+    for (size_t i = 0; i < t.size.size(); ++i)
+      if (t.size[i] < 0 || t.stride[i] < 0)
+        throw Error(where, "dimension " + std::to_string(i) + " has a negative size or stride");
+    if (!inside(t.dram_addr, t.bytes))
+      throw Error(where, "lies outside the program's device memory");
+    const uint64_t span = storage_span_bytes(t.dtype, t.size, t.stride, where);
+    if (span > t.bytes)
+      throw Error(where, "its sizes and strides span " + std::to_string(span) +
+                             " bytes, more than its " + std::to_string(t.bytes));
+    if (t.dtype == DType::I4 && span > 0) {  // whole bytes: an even element span
+      int64_t elems = 1;
+      for (size_t i = 0; i < t.size.size(); ++i) elems += (t.size[i] - 1) * t.stride[i];
+      if (elems % 2 != 0)
+        throw Error(where, "of dtype i4 spans " + std::to_string(elems) +
+                               " elements; i4 packs two per byte, so the span must be even");
     }
   }
+  for (const auto& d : p.data)
+    if (!inside(d.dram_addr, d.bytes.size()))
+      throw Error("data segment at " + std::to_string(d.dram_addr),
+                  "lies outside the program's device memory");
 }
 
 }  // namespace spyre::isa

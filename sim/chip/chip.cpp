@@ -3,6 +3,9 @@
 
 #include <algorithm>
 
+#include "spyre/arch/unit_timing.h"
+#include "spyre/sim/report.h"
+
 namespace spyre::sim {
 
 namespace {
@@ -22,6 +25,7 @@ Chip::Chip(Env& env, ChipPorts ports)
       kernels_(env.program.kernels.size()) {
   if (env.activity) {
     barrier_track_ = env.activity->track(env.chip, "barrier");
+    host_track_ = env.activity->track(env.chip, "host");
     const bool spans = env.trace != nullptr;
     ring_.set_trace(env.activity, spans, env.module("ring_data"), kTraceWindowCycles);
     reduce_ring_.set_trace(env.activity, spans, env.module("ring_reduce"), kTraceWindowCycles);
@@ -57,6 +61,36 @@ void Chip::finish_trace() {
   ring_.finish_trace();
   reduce_ring_.finish_trace();
   for (auto& c : cores_) c->finish_trace();
+}
+
+Cycle Chip::host_call(const isa::Instr& in, const InstrRef& at) {
+  const int64_t in_bytes = in.get("in_bytes"), out_bytes = in.get("out_bytes");
+  const auto cycles = static_cast<Cycle>(arch::host_call_cycles(env_.cfg, in_bytes, out_bytes));
+  if (env_.functional) {
+    if (!env_.host_call || !*env_.host_call)
+      SPYRE_FAIL("spyre/chip/host_call", at.where(),
+                 "a host fallback needs a host to run its op: run the program from its IR "
+                 "(spyre-sim run, spyre_sim.run), or timing-only");
+    (*env_.host_call)(in.kernel, dram_data_, env_.program.dram_bytes);
+  }
+  note_kernel(in.kernel, env_.sched.now(), env_.sched.now() + cycles);  // the kernel's span
+  ++host_.calls;
+  host_.in_bytes += static_cast<uint64_t>(in_bytes);
+  host_.out_bytes += static_cast<uint64_t>(out_bytes);
+  host_.busy_cycles += cycles;
+  if (env_.activity) {
+    const std::string& kernel =
+        in.kernel < env_.program.kernels.size() ? env_.program.kernels[in.kernel] : "host.call";
+    const std::vector<traces::Arg> extra = {traces::Arg::num("in_bytes", in_bytes),
+                                            traces::Arg::num("out_bytes", out_bytes)};
+    traces::SpanArgs args;
+    args.kernel = kernel;
+    args.core = at.core;
+    args.pc = static_cast<int64_t>(at.index);
+    args.extra = &extra;
+    env_.activity->span(host_track_, "host.call", env_.sched.now(), cycles, args);
+  }
+  return cycles;
 }
 
 void Chip::arrive_barrier(int) {
@@ -137,6 +171,11 @@ nlohmann::json Chip::stats(Cycle cycles, nlohmann::json dram) const {
             {"num_cores", n},
             {"program_cores", active_cores_},
             {"barriers", barriers_},
+            {"host",
+             {{"calls", host_.calls},
+              {"in_bytes", host_.in_bytes},
+              {"out_bytes", host_.out_bytes},
+              {"busy_cycles", host_.busy_cycles}}},
             {"dram", with_module(std::move(dram), env_.module("dram"))},
             {"ring", with_module(ring_.stats(), env_.module("ring_data"))},
             {"reduce_ring", with_module(reduce_ring_.stats(), env_.module("ring_reduce"))},
@@ -170,6 +209,9 @@ nlohmann::json Chip::stats(Cycle cycles, nlohmann::json dram) const {
             {"write_requests", "count"},
             {"transfers", "count"},
             {"barriers", "count"},
+            {"calls", "count"},
+            {"in_bytes", "bytes (device to host)"},
+            {"out_bytes", "bytes (host to device)"},
             {"unit_count", "count"}}}};
 }
 

@@ -16,10 +16,6 @@ const arch::ArchConfig& checked(const arch::ArchConfig& cfg, const isa::Program&
   if (static_cast<int64_t>(program.num_cores) > cfg.cores)
     throw Error("simulate", "program needs " + std::to_string(program.num_cores) +
                                 " cores, arch has " + std::to_string(cfg.cores));
-  for (const auto& seg : program.data)
-    if (seg.dram_addr + seg.bytes.size() > program.dram_bytes)
-      throw Error("simulate", "data segment at " + std::to_string(seg.dram_addr) +
-                                  " lies outside the program's device memory");
   return cfg;
 }
 
@@ -54,7 +50,8 @@ ChipModule::ChipModule(const sc_core::sc_module_name& name, const isa::Program& 
            opts.functional,
            opts.trace_detail == traces::TraceDetail::Full ? opts.trace : nullptr,
            opts.trace,
-           std::string(this->name())},
+           std::string(this->name()),
+           &opts_.host_call},
       driver_("sched", q_, TimeBase(cfg_.clock_ghz), opts.max_cycles),
       mem_("mem", program.dram_bytes, cfg_),
       dram_(binding == DramBinding::BuiltIn

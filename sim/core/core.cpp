@@ -99,19 +99,35 @@ void Core::kick_sequencer() {
   });
 }
 
+bool Core::drained_at(Cycle now) {
+  if (!drained()) {
+    if (phase_ != Phase::WaitDrain) drain_since_ = now;
+    phase_ = Phase::WaitDrain;
+    return false;
+  }
+  if (env_.trace && phase_ == Phase::WaitDrain && now > drain_since_)
+    trace_seq("drain", drain_since_, now);
+  return true;
+}
+
 void Core::try_place() {
   const Cycle now = env_.sched.now();
   const size_t pc = cursor_.pc;
   const bool at_end = pc >= stream_->size();
   const Opcode op = at_end ? Opcode::Halt : instr(pc).op;
+  if (op == Opcode::HostCall) {  // after the queues drain: every write before it has landed
+    if (!drained_at(now)) return;
+    phase_ = Phase::AtHost;
+    const isa::Instr in = loops_.materialise(instr(pc), pc, cursor_.iter);
+    const Cycle cycles = chip_.host_call(in, InstrRef{id_, pc, &instr(pc)});
+    env_.sched.at(now + cycles, [this, now] {
+      if (env_.trace) trace_seq("host.call", now, env_.sched.now());
+      advance();
+    });
+    return;
+  }
   if (op == Opcode::Barrier || op == Opcode::Halt) {
-    if (!drained()) {
-      if (phase_ != Phase::WaitDrain) drain_since_ = now;
-      phase_ = Phase::WaitDrain;
-      return;
-    }
-    if (env_.trace && phase_ == Phase::WaitDrain && now > drain_since_)
-      trace_seq("drain", drain_since_, now);
+    if (!drained_at(now)) return;
     if (op == Opcode::Halt) {
       phase_ = Phase::Halted;
       halt_cycle_ = now;
@@ -550,6 +566,7 @@ std::string Core::stuck_report() const {
       break;
     case Phase::WaitDrain: s += " waits for its queues to drain"; break;
     case Phase::AtBarrier: s += " waits at the barrier"; break;
+    case Phase::AtHost: s += " waits for its host call"; break;
     default: s += " is being decoded"; break;
   }
   int empty = 0;

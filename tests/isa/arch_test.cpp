@@ -3,6 +3,11 @@
 #include "spyre/arch/arch.h"
 #include "spyre/error.h"
 
+#include <cmath>
+#include <functional>
+#include <iomanip>
+#include <sstream>
+
 using spyre::arch::load_arch;
 
 TEST(Arch, DefaultIsTheSpyreChipOfTheDesign) {
@@ -40,6 +45,53 @@ TEST(Arch, BadInputIsNamed) {
   EXPECT_NE(msg([] { load_arch("spyre", {"chip.cores=0"}); }).find("chip.cores"),
             std::string::npos);
   EXPECT_NE(msg([] { load_arch("/nonexistent/x.yaml"); }).find("cannot open"), std::string::npos);
+}
+
+static std::string error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const spyre::Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+static std::string fmt_num(double v) {
+  std::ostringstream o;
+  o << std::setprecision(17) << v;
+  return o.str();
+}
+
+// Every numeric parameter declares its range beside it (params.def); the default lies inside,
+// the ends refuse what lies beyond them with the key and the range in the message.
+TEST(Arch, EveryParameterHasARangeThatHoldsItsDefault) {
+  using spyre::arch::ParamRange;
+  size_t checked = 0;
+  for (const auto& p : spyre::arch::param_table()) {
+    if (p.type == "string") {
+      EXPECT_TRUE(p.range.empty()) << p.key;
+      continue;
+    }
+    const ParamRange r = ParamRange::parse(p.range, p.key);
+    EXPECT_TRUE(r.contains(std::stod(p.default_text))) << p.key << " " << p.range;
+    if (!std::isinf(r.hi)) {
+      const double beyond = r.hi + (p.type == "int" ? 1.0 : r.hi_closed ? 0.5 : 0.0);
+      const std::string m = error_of([&] { load_arch("spyre", {p.key + "=" + fmt_num(beyond)}); });
+      EXPECT_NE(m.find(p.key), std::string::npos) << m;
+    }
+    const double below = r.lo - (p.type == "int" ? 1.0 : r.lo_closed ? 0.5 : 0.0);
+    const std::string m = error_of([&] { load_arch("spyre", {p.key + "=" + fmt_num(below)}); });
+    EXPECT_NE(m.find(p.key), std::string::npos) << p.key << ": " << m;
+    ++checked;
+  }
+  EXPECT_GT(checked, 70u);
+  EXPECT_THROW(ParamRange::parse("0..1", "x"), spyre::Error);
+  EXPECT_THROW(ParamRange::parse("[1, 0]", "x"), spyre::Error);
+  EXPECT_THROW(ParamRange::parse("[a, 1]", "x"), spyre::Error);
+  const ParamRange half = ParamRange::parse("(0, 1]", "x");
+  EXPECT_FALSE(half.contains(0));
+  EXPECT_TRUE(half.contains(1));
+  EXPECT_FALSE(half.contains(std::nan("")));
 }
 
 TEST(Arch, YamlDumpListsEveryParameterWithUnit) {

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "spyre/error.h"
 #include "spyre/isa/format.h"
@@ -189,6 +190,41 @@ TEST(DType, Fp16ConversionRoundsToNearestEven) {
   EXPECT_EQ(dtype_from_name("torch.float16"), DType::F16);
   EXPECT_THROW(dtype_from_name("complex64"), spyre::Error);
 }
+
+// The integer-arithmetic conversions (for compilers without _Float16) against _Float16: every
+// half, and every float at a stride of 4099 (a prime: every residue of the 13 dropped bits, every
+// exponent) plus every float within 2^16 of the overflow threshold and of the smallest subnormal's
+// half.
+#ifdef __FLT16_MANT_DIG__
+TEST(IsaDtype, SoftHalfConversionsEqualFloat16) {
+  auto bits = [](float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+  };
+  auto hard = [](float f) {
+    _Float16 v = static_cast<_Float16>(f);
+    uint16_t h;
+    std::memcpy(&h, &v, 2);
+    return h;
+  };
+  for (uint32_t h = 0; h <= 0xffff; ++h) {
+    _Float16 v;
+    const auto h16 = static_cast<uint16_t>(h);
+    std::memcpy(&v, &h16, 2);
+    ASSERT_EQ(bits(f16_to_f32_soft(h16)), bits(static_cast<float>(v))) << std::hex << h;
+  }
+  auto check = [&](uint32_t u) {
+    float f;
+    std::memcpy(&f, &u, 4);
+    ASSERT_EQ(f32_to_f16_soft(f), hard(f)) << std::hex << u;
+  };
+  for (uint64_t u = 0; u <= 0xffffffffull; u += 4099) check(static_cast<uint32_t>(u));
+  for (uint32_t base : {0x477fe000u, 0x33000000u, 0x387fc000u})  // 65520, 2^-25, 2^-14
+    for (uint32_t d = 0; d < (1u << 16); ++d)
+      for (uint32_t sign : {0u, 0x80000000u}) check((base - (1u << 15) + d) | sign);
+}
+#endif
 
 // OCP FP8 E4M3FN: round to nearest even, satfinite (+-448), NaN 0x7f/0xff, subnormals 2^-9.
 TEST(DType, F8E4M3ConversionEdgeCases) {

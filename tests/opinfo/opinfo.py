@@ -346,6 +346,9 @@ def main(argv=None) -> int:
     p.add_argument("--worker", help=argparse.SUPPRESS)  # run --ops here, write results there
     a = p.parse_args(argv)
     os.environ.setdefault("SC_COPYRIGHT_MESSAGE", "DISABLE")
+    # Every sample compiles: the outcomes do not depend on what the user's compile cache holds,
+    # and nothing is written to it (as in tests/python/conftest.py).
+    os.environ["SPYRE_SIM_CACHE"] = "off"
     if a.worker:
         results = {}
         for key in a.ops.split(","):

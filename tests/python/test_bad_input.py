@@ -51,7 +51,7 @@ CASES = {
     "zero bandwidth (fifo)": (_set("dram.bw_gbps=0"), ["dram.bw_gbps", "must be positive"]),
     "zero bandwidth (lpddr5)": (_set("dram.data_rate_mtps=0"),
                                 ["dram.data_rate_mtps", "must be positive"]),
-    "zero cores": (_set("chip.cores=0"), ["chip.cores", "must be positive"]),
+    "zero cores": (_set("chip.cores=0"), ["chip.cores", "must be in [1, 1024], got 0"]),
     "LX below one stick": (_set("lx.size_bytes=64"), ["lx.size_bytes", "one stick"]),
     "clock of 0": (_set("chip.clock_ghz=0"), ["chip.clock_ghz", "must be positive"]),
     "negative issue cost": (_set("core.issue_cycles=-1"),

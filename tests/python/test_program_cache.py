@@ -173,6 +173,25 @@ def test_a_second_run_of_a_model_skips_inductor_and_captures_the_same_ir(cache, 
     assert calls == [1, 1] and r3.from_cache == [False] and r3.cycles == r1.cycles
 
 
+def test_a_zero_dim_constant_is_keyed_by_its_value(cache):
+    # A 0-dim fp16 constant (OpInfo's masked reductions have them) once stopped the capture:
+    # its bytes were taken by viewing it as uint8, which torch refuses for a 0-dim tensor.
+    import torch
+    import spyre_sim
+
+    def f(x):
+        return x * torch.tensor(3.0, dtype=torch.float16)
+
+    def g(x):
+        return x * torch.tensor(5.0, dtype=torch.float16)
+
+    x = torch.randn(8, 4, dtype=torch.float16)
+    a = spyre_sim.run(f, [x], trace=None)
+    b = spyre_sim.run(g, [x], trace=None)
+    assert a.outputs_match and b.outputs_match
+    assert len(_ir_entries(cache)) == 2  # another value, another key
+
+
 @pytest.mark.parametrize("change", ["model", "shape", "constant", "torch_version", "capture_code"])
 def test_any_change_of_what_a_capture_depends_on_lowers_again(cache, monkeypatch, change):
     import torch

@@ -217,7 +217,7 @@ def test_a_killed_sweep_resumes_where_it_stopped(cli, tmp_path):
     ("grid: {}", "spec.yaml:2: grid: empty grid"),
     ("grid: {chip.cores: []}", "grid.chip.cores: empty grid"),
     ("grid: {chip.cores: [4, 0]}", "spec.yaml:2: point 1 (chip.cores=0): chip.cores: must be "
-                                   "positive"),
+                                   "in [1, 1024], got 0"),
     ("grid: {lx.backend_reserve_fraction: [0.5, 1.5]}", "lx.backend_reserve_fraction: must be"),
     ("grid: {chip.cores: {scale: [0.3]}}", "not an integer"),
     ("points: [{pt.rows: -8}]", "spec.yaml:2: point 0 (pt.rows=-8)"),

@@ -6,6 +6,7 @@
 
 #include "../traces/recording_sink.h"
 #include "sim_test_util.h"
+#include "spyre/arch/unit_timing.h"
 #include "spyre/error.h"
 #include "spyre/traces/chrome.h"
 
@@ -242,6 +243,71 @@ TEST(Chip, ChromeTraceFileHoldsTheInstructions) {
   EXPECT_NE(text.str().find("sfp.fill"), std::string::npos);
   EXPECT_NE(text.str().find("wait tok 0"), std::string::npos);
   std::filesystem::remove(path);
+}
+
+// host.call (compiler/host_call.h): the core drains its queues, the inputs cross the host link,
+// the host runs the op, the outputs cross back. The store before it lands at 178 (as in
+// ProducerSignalsConsumerWithCorrectDataAndTiming). 5200 B in: 1000 ns + 5200 / 52 = 1100 ns;
+// the call 20000 ns; 2600 B out: 1000 + 50 = 1050 ns; 22150 ns at 1.5 GHz = 33225 cycles:
+// 178..33403, halt at 33404. The host sees the stored 1.5 (f16 0x3E00) and writes 7 at byte 64.
+TEST(Chip, HostCallCrossesTheLinkRunsTheHostAndLetsTheCoreGoOn) {
+  auto p = program(1, R"(.kernel 0 store
+.kernel 1 host_op
+.core 0
+.k 0
+  sfp.fill cl=0 dt=f16 dst=0 dst_rs=64 dst_cs=1 rows=1 cols=64 value=1.5
+  sync.sig q=sfp0 tok=0
+  sync.wait q=dma_out tok=0
+  dma.store lx=0 dram=0 bytes=128
+  sync.sig q=dma_out tok=1
+.k 1
+  host.call in_bytes=5200 out_bytes=2600
+  halt
+)",
+                   4096);
+  auto cfg = config(1);
+  EXPECT_EQ(arch::host_call_cycles(cfg, 5200, 2600), 33225);
+  std::vector<uint16_t> kernels;
+  uint8_t seen = 0;
+  SimOptions opts;
+  opts.host_call = [&](uint16_t kernel, uint8_t* dram, uint64_t bytes) {
+    kernels.push_back(kernel);
+    ASSERT_EQ(bytes, 4096u);
+    seen = dram[1];  // the store before the call has landed
+    dram[64] = 7;
+  };
+  DeviceMemory dram(4096, 0);
+  auto r = simulate(p, cfg, dram, opts);
+  EXPECT_EQ(kernels, std::vector<uint16_t>{1});
+  EXPECT_EQ(seen, 0x3E);
+  EXPECT_EQ(dram[64], 7);
+  const auto& host = r.stats["chip"]["host"];
+  EXPECT_EQ(host["calls"], 1);
+  EXPECT_EQ(host["in_bytes"], 5200);
+  EXPECT_EQ(host["out_bytes"], 2600);
+  EXPECT_EQ(host["busy_cycles"], 33225);
+  ASSERT_EQ(r.kernels.size(), 2u);
+  EXPECT_EQ(r.kernels[1].name, "host_op");
+  EXPECT_EQ(r.kernels[1].start_cycle, 178u);
+  EXPECT_EQ(r.kernels[1].end_cycle, 178u + 33225u);
+  EXPECT_EQ(r.cycles, 178u + 33225u + 1u);
+
+  // Timing-only: no host is needed and the cycles are the same.
+  SimOptions timing_only;
+  timing_only.functional = false;
+  DeviceMemory untouched(4096, 0);
+  EXPECT_EQ(simulate(p, cfg, untouched, timing_only).cycles, r.cycles);
+
+  // Functional without a host: the error names the instruction and what to do.
+  DeviceMemory again(4096, 0);
+  try {
+    simulate(p, cfg, again);
+    FAIL() << "a functional host.call without a host ran";
+  } catch (const spyre::Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("host fallback needs a host"), std::string::npos) << what;
+    EXPECT_NE(what.find("host.call"), std::string::npos) << what;
+  }
 }
 
 }  // namespace

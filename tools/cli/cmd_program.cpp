@@ -50,12 +50,12 @@ int compile_command(const std::string& in, const std::string& out, const std::st
 int arch_show_command(const std::string& name, const std::vector<std::string>& sets) {
   auto cfg = arch::load_arch(name, sets);
   std::printf("architecture %s\n", cfg.name.c_str());
-  std::printf("%-32s %-14s %-10s %s\n", "parameter", "value", "unit", "description");
+  std::printf("%-32s %-14s %-12s %-11s %s\n", "parameter", "value", "unit", "range", "description");
   for (const auto& p : arch::param_table())
-    std::printf("%-32s %-14s %-10s %s\n", p.key.c_str(), cfg.get_text(p.key).c_str(),
-                p.unit.c_str(), p.description.c_str());
-  std::printf("%-32s %-14lld %-10s %s\n", "(derived) lx.usable_bytes",
-              static_cast<long long>(cfg.lx_usable_bytes()), "bytes",
+    std::printf("%-32s %-14s %-12s %-11s %s\n", p.key.c_str(), cfg.get_text(p.key).c_str(),
+                p.unit.c_str(), p.range.c_str(), p.description.c_str());
+  std::printf("%-32s %-14lld %-12s %-11s %s\n", "(derived) lx.usable_bytes",
+              static_cast<long long>(cfg.lx_usable_bytes()), "bytes", "",
               "LX the compiler may plan into");
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "spyre/compiler/ir.h"
 #include "spyre/error.h"
 #include "spyre/io.h"
 #include "spyre/isa/format.h"
@@ -23,13 +24,8 @@ bool ends_with(const std::string& s, const std::string& e) {
 
 runner::Executable load_target(const RunArgs& a, const runner::Settings& s) {
   if (ends_with(a.target, ".json")) {
-    nlohmann::json ir;
-    try {
-      ir = nlohmann::json::parse(read_file_text(a.target));
-    } catch (const nlohmann::json::parse_error& e) {
-      throw Error(a.target, std::string("malformed JSON: ") + e.what());
-    }
-    return runner::Executable::from_ir(ir, s, a.target);
+    return runner::Executable::from_ir(
+        compiler::ir::parse_ir_json(read_file_text(a.target), a.target), s, a.target);
   }
   return runner::Executable::from_program(isa::load_program(a.target), s);
 }
@@ -75,6 +71,7 @@ int run_command(const RunArgs& a) {
     cached = exe.from_cache() ? 1 : 0;
     runner::RunOptions o;
     o.trace_path = trace;
+    o.host = embedded_host();
     o.trace_filter = a.trace_filter;
     o.trace_detail = detail;
     o.graph = stem;

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "spyre/runner/runner.h"
+
 namespace spyre::cli {
 
 struct RunArgs {
@@ -39,6 +41,9 @@ int python_command(const std::string& module, const std::vector<std::string>& ar
                    const std::vector<std::string>& command, bool debug);
 // Starts the embedded .venv interpreter once (embed.cpp).
 void start_embedded_python();
+// The host of host fallbacks in functional runs (spyre_sim.host_fallback in the embedded
+// interpreter, started on the first call).
+runner::HostFn embedded_host();
 
 // Runs a model file (Python defining `model` and `example_inputs`) in the embedded
 // interpreter; returns the summary JSON text (with outputs_match) and the compile report.

@@ -27,8 +27,14 @@ namespace {
 void start_interpreter() {
   static py::scoped_interpreter* interp = nullptr;
   if (interp) return;
+  // SPYRE_SIM_VENV (the installed `spyre-sim` command sets it), else the checkout's .venv
+  // (empty in a wheel's build: nothing of the source tree is compiled in).
   const char* env = std::getenv("SPYRE_SIM_VENV");
   std::string venv = env ? env : SPYRE_VENV_DIR;
+  if (venv.empty())
+    throw Error("SPYRE_SIM_VENV",
+                "not set: start this program through the `spyre-sim` command of its Python "
+                "environment, or set SPYRE_SIM_VENV to that environment");
   std::string python = venv + "/bin/python";
   if (!std::filesystem::exists(python))
     throw Error(venv,
@@ -49,6 +55,15 @@ void start_interpreter() {
 }  // namespace
 
 void start_embedded_python() { start_interpreter(); }
+
+runner::HostFn embedded_host() {
+  return [](const nlohmann::json& call, uint8_t* dram, uint64_t bytes) {
+    start_interpreter();
+    static py::object execute;  // deliberately never released (the interpreter is not either)
+    if (!execute) execute = py::module_::import("spyre_sim.host_fallback").attr("execute");
+    spyre::python::host_callback(execute)(call, dram, bytes);
+  };
+}
 
 ModelRun run_model_file(const RunArgs& a, const std::string& trace, const std::string& out) {
   start_interpreter();

@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include "spyre/compiler/cost.h"
+#include "spyre/compiler/ir.h"
 #include "spyre/error.h"
 #include "spyre/io.h"
 #include "spyre/isa/format.h"
@@ -23,6 +24,24 @@ runner::Settings settings(const std::string& arch, const std::vector<std::string
   s.sets = sets;
   return s;
 }
+
+}  // namespace
+
+// A Python host for host fallbacks: host(call_json: str, dram: memoryview) runs one call
+// (spyre_sim/host_fallback.py execute). The simulator runs without the GIL; the call takes it.
+// A Python exception becomes spyre::Error naming the call's op.
+runner::HostFn host_callback(py::object host) {
+  return [host = std::move(host)](const nlohmann::json& call, uint8_t* dram, uint64_t bytes) {
+    py::gil_scoped_acquire gil;
+    try {
+      host(call.dump(), py::memoryview::from_memory(dram, static_cast<py::ssize_t>(bytes)));
+    } catch (py::error_already_set& e) {
+      throw Error("host.call " + call.value("op", std::string("?")), e.what());
+    }
+  };
+}
+
+namespace {
 
 py::list bindings_list(const std::vector<compiler::TensorBinding>& bs) {
   py::list out;
@@ -57,15 +76,9 @@ void bind_core(py::module_& m) {
           "from_ir",
           [](const std::string& ir_text, const std::string& arch,
              const std::vector<std::string>& sets, const std::string& file, bool cache) {
-            nlohmann::json ir;
-            try {
-              ir = nlohmann::json::parse(ir_text);
-            } catch (const nlohmann::json::parse_error& e) {
-              throw Error(file, std::string("malformed JSON: ") + e.what());
-            }
             runner::Settings s = settings(arch, sets);
             if (cache) s.cache = runner::ProgramCache::from_env();
-            return runner::Executable::from_ir(ir, s, file);
+            return runner::Executable::from_ir(compiler::ir::parse_ir_json(ir_text, file), s, file);
           },
           py::arg("ir_json"), py::arg("arch") = "spyre",
           py::arg("sets") = std::vector<std::string>{}, py::arg("file") = "<ir>",
@@ -81,10 +94,11 @@ void bind_core(py::module_& m) {
           "run",
           [](const runner::Executable& e, const std::vector<py::bytes>& inputs,
              const std::string& trace, bool timing_only, const std::string& trace_filter,
-             const std::string& trace_detail) {
+             const std::string& trace_detail, const py::object& host) {
             std::vector<std::string> in;
             for (const auto& b : inputs) in.emplace_back(b);
             runner::RunOptions o;
+            if (!host.is_none()) o.host = host_callback(host);
             o.trace_path = trace;
             o.timing_only = timing_only;
             o.trace_filter = trace_filter;
@@ -105,7 +119,8 @@ void bind_core(py::module_& m) {
             return d;
           },
           py::arg("inputs"), py::arg("trace") = "", py::arg("timing_only") = false,
-          py::arg("trace_filter") = "", py::arg("trace_detail") = "summary")
+          py::arg("trace_filter") = "", py::arg("trace_detail") = "summary",
+          py::arg("host") = py::none())
       .def_property_readonly("inputs",
                              [](const runner::Executable& e) { return bindings_list(e.inputs()); })
       .def_property_readonly("outputs",
@@ -187,6 +202,7 @@ void bind_core(py::module_& m) {
       d["key"] = p.key;
       d["type"] = p.type;
       d["unit"] = p.unit;
+      d["range"] = p.range;
       d["description"] = p.description;
       d["default"] = p.default_text;
       out.append(d);

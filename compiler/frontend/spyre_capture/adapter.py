@@ -553,8 +553,19 @@ def _fallback_call(node: Any) -> dict:
             placeholders.append(None)
     args, kwargs = node.unflatten_args(placeholders, node.constant_args)
     kwargs = {**kwargs, **node.kwargs}
-    return {"args": [_jsonable(a) for a in args],
-            "kwargs": {k: _jsonable(v) for k, v in sorted(kwargs.items())}}
+    out = {"args": [_jsonable(a) for a in args],
+           "kwargs": {k: _jsonable(v) for k, v in sorted(kwargs.items())}}
+    # Tensor arguments the op writes (its schema's Tensor(a!)): a host fallback writes them back.
+    schema = getattr(getattr(node, "op_overload", None), "_schema", None)
+    if schema is not None:
+        values = {a.name: (args[i] if i < len(args) else kwargs.get(a.name))
+                  for i, a in enumerate(schema.arguments)}
+        mutated = sorted(v.index for a in schema.arguments
+                         if a.alias_info is not None and a.alias_info.is_write
+                         for v in [values.get(a.name)] if isinstance(v, _TensorRef))
+        if mutated:
+            out["mutated_inputs"] = mutated
+    return out
 
 
 class _TensorRef:

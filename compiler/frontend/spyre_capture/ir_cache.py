@@ -85,7 +85,8 @@ def graph_key(gm: torch.fx.GraphModule, inputs: Sequence[Any], static_idxs: set[
         part(name)
         part(_tensor_meta(t))
         if t.device.type != "meta":
-            part(t.detach().contiguous().cpu().view(torch.uint8).numpy().tobytes()
+            # reshape(-1): a 0-dim constant cannot be viewed as bytes of another width
+            part(t.detach().cpu().reshape(-1).contiguous().view(torch.uint8).numpy().tobytes()
                  if t.numel() else b"")
     config = inductor_config.save_config_portable()
     part(repr(sorted((k, repr(v)) for k, v in config.items())))

@@ -8,7 +8,7 @@ import time
 
 import torch
 
-from . import files
+from . import files, host_fallback
 from . import session as _session
 from . import tensors
 from ._core import core
@@ -55,7 +55,8 @@ def _make_runner(ir: dict):
                     f"graph {ir.get('graph')}: its inputs are meta tensors (no values); a model "
                     "on the meta device runs timing-only (timing_only=True, --timing-only)")
             data = [tensors.to_storage(t, b) for t, b in zip(inputs, in_bindings)]
-            out = exe.run(data, trace, False, sess.trace_filter, sess.trace_detail)
+            out = exe.run(data, trace, False, sess.trace_filter, sess.trace_detail,
+                          host_fallback.execute)
         sess.sim_seconds.append(time.perf_counter() - t0)
         summary = json.loads(out["summary"])
         if reused:

@@ -83,6 +83,9 @@ def load_suite(path=None, baseline=None) -> Suite:
     """Reads and checks a suite file (raises SpecError naming the file, line and key)."""
     from ._core import core
 
+    if path is None and not os.path.exists(DEFAULT_SUITE):
+        raise SpecError(f"no suite given, and the default ({DEFAULT_SUITE}) exists only in a "
+                        "spyre-sim checkout: name a suite YAML file")
     spec = Spec(path or DEFAULT_SUITE)
     root = spec.root
     spec.check_keys(root, SUITE_KEYS, "")

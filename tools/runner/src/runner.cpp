@@ -87,12 +87,7 @@ Executable Executable::from_program(isa::Program p, const Settings& s) {
 }
 
 uint64_t Executable::storage_bytes(const compiler::TensorBinding& b) {
-  int64_t span = 1;
-  for (size_t i = 0; i < b.size.size(); ++i) {
-    if (b.size[i] == 0) return 0;
-    span += (b.size[i] - 1) * (i < b.stride.size() ? b.stride[i] : 0);
-  }
-  return static_cast<uint64_t>(isa::dtype_storage_bytes(b.dtype, span));  // i4: two per byte
+  return isa::storage_span_bytes(b.dtype, b.size, b.stride, "tensor " + b.name);
 }
 
 std::string random_storage(const compiler::TensorBinding& b, uint64_t seed) {
@@ -145,6 +140,16 @@ RunOutput Executable::run(std::vector<std::string> inputs, const RunOptions& opt
     so.trace = writer->sink();
     so.trace_detail = opts.trace_detail;
   }
+  if (opts.host)
+    so.host_call = [this, &opts](uint16_t kernel, uint8_t* data, uint64_t bytes) {
+      const nlohmann::json* call = nullptr;
+      if (report_.is_object() && report_.contains("kernels") && kernel < report_["kernels"].size())
+        call = &report_["kernels"][kernel];
+      if (!call || !call->contains("host_call"))
+        throw Error("host.call of kernel " + std::to_string(kernel),
+                    "the compile report does not describe it (a program run without its report)");
+      opts.host((*call)["host_call"], data, bytes);
+    };
   RunOutput out;
   out.sim = sim::simulate(program_, cfg_, dram, so);
   if (writer) {

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -19,6 +20,16 @@ nlohmann::json dram_json(uint64_t rd, uint64_t wr, double time_us, double peak_g
   double gbps = time_us > 0 ? static_cast<double>(rd + wr) / (time_us * 1000.0) : 0.0;
   return {
       {"read_bytes", rd}, {"write_bytes", wr}, {"achieved_gbps", gbps}, {"peak_gbps", peak_gbps}};
+}
+
+// Host fallbacks (host.call, compiler/host_call.h): the chip's host stats, summed over parts.
+const char* kHostFields[] = {"calls", "in_bytes", "out_bytes", "busy_cycles"};
+nlohmann::json host_json(const nlohmann::json& stats) {
+  nlohmann::json h;
+  const auto ptr = nlohmann::json::json_pointer("/chip/host");
+  for (const char* f : kHostFields)
+    h[f] = stats.contains(ptr) ? stats.at(ptr).value(f, uint64_t{0}) : uint64_t{0};
+  return h;
 }
 }  // namespace
 
@@ -45,6 +56,7 @@ nlohmann::json summary_json(const sim::SimResult& r, const arch::ArchConfig& cfg
   const auto peak_ptr = nlohmann::json::json_pointer("/chip/dram/peak_gbps");
   double peak = r.stats.contains(peak_ptr) ? r.stats.at(peak_ptr).get<double>() : cfg.dram_bw_gbps;
   s["dram"] = dram_json(r.dram_read_bytes, r.dram_write_bytes, s["device_time_us"], peak);
+  s["host"] = host_json(r.stats);
   s["stats"] = r.stats;
   s["trace"] = trace_path.empty() ? nlohmann::json(nullptr) : nlohmann::json(trace_path);
   s["outputs_match"] = nullptr;
@@ -59,7 +71,11 @@ nlohmann::json merge_summaries(const std::vector<nlohmann::json>& parts) {
   nlohmann::json ks = nlohmann::json::array(), traces = nlohmann::json::array(),
                  stats = nlohmann::json::array();
   nlohmann::json busy = nlohmann::json::object();  // utilisation weighted by cycles
+  nlohmann::json host = host_json({});
   for (const auto& p : parts) {
+    const nlohmann::json part_host = p.contains("host") ? p["host"] : host_json({});
+    for (const char* f : kHostFields)
+      host[f] = host[f].get<uint64_t>() + part_host.value(f, uint64_t{0});
     uint64_t c = p["cycles"];
     cycles += c;
     rd += p["dram"]["read_bytes"].get<uint64_t>();
@@ -77,6 +93,7 @@ nlohmann::json merge_summaries(const std::vector<nlohmann::json>& parts) {
   for (const char* unit : kUnits)
     s["utilisation"][unit] = cycles ? busy[unit].get<double>() / static_cast<double>(cycles) : 0.0;
   s["dram"] = dram_json(rd, wr, s["device_time_us"], s["dram"]["peak_gbps"]);
+  s["host"] = host;
   s["stats"] = {{"subgraphs", stats}};
   s["trace"] = traces[0];
   s["traces"] = traces;
@@ -107,6 +124,14 @@ std::string format_summary(const nlohmann::json& s) {
   put("  DRAM              read %.3f MB, written %.3f MB, achieved %.1f GB/s of %.0f GB/s\n",
       d["read_bytes"].get<double>() / 1e6, d["write_bytes"].get<double>() / 1e6,
       d["achieved_gbps"].get<double>(), d["peak_gbps"].get<double>());
+  const nlohmann::json h = s.contains("host") ? s["host"] : host_json({});
+  if (h["calls"].get<uint64_t>() > 0)
+    put("  host fallbacks    %llu calls, %.3f MB to the host, %.3f MB back, %llu cycles (%.1f %% "
+        "of the run)\n",
+        static_cast<unsigned long long>(h["calls"].get<uint64_t>()),
+        h["in_bytes"].get<double>() / 1e6, h["out_bytes"].get<double>() / 1e6,
+        static_cast<unsigned long long>(h["busy_cycles"].get<uint64_t>()),
+        100.0 * h["busy_cycles"].get<double>() / std::max(1.0, s["cycles"].get<double>()));
   if (s.contains("subgraphs")) put("  subgraphs         %d\n", s["subgraphs"].get<int>());
   const auto& m = s["outputs_match"];
   if (m.is_null()) {

@@ -78,6 +78,9 @@ struct CompileOptions {
   // and drops the barriers it makes unnecessary (lx_residency.h); off: every kernel starts from
   // an empty LX and ends at a barrier.
   bool lx_planning = true;
+  // `compiler.host_fallback=on|off`: fallback nodes spyre-sim has no lowering for run on the
+  // host over a modelled PCIe link (host_call.h); off: they are refused by name.
+  bool host_fallback = false;
   // `compiler.cost.<name>`: the cost model's constants (cost.h).
   CostParams cost;
   // `compiler.debug.lx_plan_error=none|shift|shrink|overlap`,

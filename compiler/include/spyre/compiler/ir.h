@@ -79,6 +79,7 @@ struct Node {
   nlohmann::json kwargs = nlohmann::json::object();
   TensorView layout;
   std::vector<int64_t> indices;  // MultiOutput: the tuple element it holds
+  nlohmann::json call;           // FallbackKernel: the ATen call (SCHEMA.md `call`), else null
   // Not in the IR: set by the graph-rewriting passes (ibm_schedule.h) on nodes that must be
   // lowered over their own 2-D space [vars0, vars1] rather than a merged one, so that the
   // steps of one split node divide their rows alike (and their results can stay in LX).
@@ -111,8 +112,15 @@ struct Graph {
 //   "graph.json: node op0: body op v1: field 'index': missing"
 //   "graph.json: buffer buf0: field 'layout': unknown field (the IR schema does not allow it here)"
 // A graph with a fallback node (an op Inductor could not lower) that spyre-sim has no lowering
-// for (select.h) gives "unsupported op", naming the ATen op and the user's source line.
-Graph load_ir(const nlohmann::json& j, const std::string& file = "<ir>");
+// for (select.h) gives "unsupported op", naming the ATen op and the user's source line, unless
+// `host_fallback` (compiler.host_fallback=on: such nodes run on the host, host_call.h).
+struct LoadOptions {
+  bool host_fallback = false;
+};
+Graph load_ir(const nlohmann::json& j, const std::string& file = "<ir>",
+              const LoadOptions& opts = {});
+// The JSON text of an IR file; malformed JSON is a spyre::Error naming `file` and the position.
+nlohmann::json parse_ir_json(const std::string& text, const std::string& file);
 
 // The IR's JSON Schema, compiled into the library at build time: its text and the compiled form.
 const char* ir_schema_text();

@@ -42,6 +42,7 @@ struct GroupLx {
   std::set<std::string> reads, writes;  // storages it reads and writes in DRAM
   bool spills = false;                  // uses the DRAM spill scratch region
   bool cross_core = false;              // multicasts, ring transfers or signals another core
+  bool host = false;                    // a host fallback (host_call.h): the device stops
 };
 
 // What one kernel gets from the plan (lower_group).

@@ -108,6 +108,15 @@ inline void validate_unit_timing(const ArchConfig& cfg) {
   non_negative("sfp.reduce_stage_cycles", cfg.sfp_reduce_stage_cycles);
 }
 
+// host.call: the inputs cross the host link (latency + bytes at host.link_gbps), the host
+// works (host.call_ns), the outputs cross back; cycles of the core clock, rounded up.
+inline int64_t host_call_cycles(const ArchConfig& cfg, int64_t in_bytes, int64_t out_bytes) {
+  auto transfer_ns = [&](int64_t bytes) {
+    return cfg.host_link_latency_ns + static_cast<double>(bytes) / cfg.host_link_gbps;
+  };
+  return cfg.ns_to_cycles(transfer_ns(in_bytes) + cfg.host_call_ns + transfer_ns(out_bytes));
+}
+
 // One pt.mm as SCALE-Sim folds: preload P, stream T and skew/drain D cycles per fold.
 struct PtFolds {
   int64_t folds = 0, preload_cycles = 0, stream_cycles = 0, drain_cycles = 0;

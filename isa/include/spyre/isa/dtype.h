@@ -43,6 +43,49 @@ std::string_view dtype_name(DType dt);
 DType dtype_from_name(std::string_view name);
 bool dtype_valid(int64_t code);
 
+// IEEE binary16 <-> binary32 in integer arithmetic: round to nearest even, NaNs quietened with
+// their payload's top bits kept, bit for bit what the compiler's _Float16 conversions give
+// (IsaDtype.SoftHalfConversionsEqualFloat16, every half and a stride through every float).
+// They serve compilers without _Float16 on x86 (clang before 15 builds the fuzz targets).
+inline float f16_to_f32_soft(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu;
+  uint32_t man = h & 0x3ffu, u;
+  if (exp == 0x1f) {
+    u = sign | 0x7f800000u | (man << 13) | (man ? 0x400000u : 0u);
+  } else if (exp != 0) {
+    u = sign | ((exp + 112) << 23) | (man << 13);
+  } else if (man == 0) {
+    u = sign;
+  } else {  // subnormal: man * 2^-24, normalised
+    uint32_t e = 113;
+    while (!(man & 0x400u)) man <<= 1, --e;
+    u = sign | (e << 23) | ((man & 0x3ffu) << 13);
+  }
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+inline uint16_t f32_to_f16_soft(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  const uint32_t sign = (u >> 16) & 0x8000u;
+  const uint32_t exp = (u >> 23) & 0xffu;
+  const uint32_t man = u & 0x7fffffu;
+  if (exp == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (man ? 0x200u | (man >> 13) : 0));
+  const int32_t e = static_cast<int32_t>(exp) - 112;  // rebias 127 -> 15
+  // The kept bits, the dropped ones and half a unit of the last kept one; a carry out of the
+  // mantissa moves into the exponent (up to infinity), as rounding should.
+  const uint32_t full = e >= 1 ? man : (man | 0x800000u);
+  const uint32_t shift = e >= 1 ? 13u : static_cast<uint32_t>(14 - e);
+  if (shift > 24) return static_cast<uint16_t>(sign);  // below half the smallest subnormal
+  uint32_t half = (e >= 1 ? static_cast<uint32_t>(e) << 10 : 0u) | (full >> shift);
+  const uint32_t rest = full & ((1u << shift) - 1u), halfway = 1u << (shift - 1);
+  if (rest > halfway || (rest == halfway && (half & 1u))) ++half;
+  return static_cast<uint16_t>(sign | (half >= 0x7c00u ? 0x7c00u : half));
+}
+
+#ifdef __FLT16_MANT_DIG__  // the compiler has _Float16
 inline float f16_to_f32(uint16_t h) {
   _Float16 v;
   std::memcpy(&v, &h, 2);
@@ -54,6 +97,10 @@ inline uint16_t f32_to_f16(float f) {  // round to nearest even, as the hardware
   std::memcpy(&h, &v, 2);
   return h;
 }
+#else
+inline float f16_to_f32(uint16_t h) { return f16_to_f32_soft(h); }
+inline uint16_t f32_to_f16(float f) { return f32_to_f16_soft(f); }
+#endif
 inline float bf16_to_f32(uint16_t b) {
   uint32_t u = static_cast<uint32_t>(b) << 16;
   float f;

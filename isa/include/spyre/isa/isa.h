@@ -138,8 +138,16 @@ struct Program {
   size_t num_instructions() const;
 };
 
+// Bytes that elements of `dt` at sizes/strides (elements) span from the first: 0 when a size is
+// 0, else ceil((1 + sum (size-1) * stride) * bits / 8). Throws spyre::Error naming `where` for a
+// negative size or stride, a missing stride or a span beyond 64 bits.
+uint64_t storage_span_bytes(DType dt, const std::vector<int64_t>& size,
+                            const std::vector<int64_t>& stride, const std::string& where);
+
 // Checks operands against the table (valid opcodes, sfp fns, dtypes, queues, cores, kernel
-// ids). Throws spyre::Error naming core, index and instruction.
+// ids), and that tensors and data segments lie in the program's device memory (one stride per
+// size, their span within their bytes). Throws spyre::Error naming core, index and instruction,
+// or the tensor or segment.
 void validate(const Program& p);
 
 }  // namespace spyre::isa

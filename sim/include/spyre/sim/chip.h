@@ -58,6 +58,9 @@ class Chip {
   // `src`: the producer span for a trace flow (tracing only).
   void signal(int from, int to, int64_t tok, FlowSrc src = {});
   void arrive_barrier(int core);
+  // A host.call (isa.def) of `kernel` starting now: hands it to the run's host (functional),
+  // counts it and returns its duration in cycles (arch/unit_timing.h host_call_cycles).
+  Cycle host_call(const isa::Instr& in, const InstrRef& at);
   void note_kernel(uint16_t kernel, Cycle start, Cycle end);
 
   // "deadlock at cycle C" / "watchdog ..." followed by what each unfinished core waits on.
@@ -79,6 +82,10 @@ class Chip {
   Cycle first_arrival_ = 0;
   uint64_t barriers_ = 0;
   int barrier_track_ = -1;
+  int host_track_ = -1;
+  struct HostStats {
+    uint64_t calls = 0, in_bytes = 0, out_bytes = 0, busy_cycles = 0;
+  } host_;
   uint64_t flow_ids_ = 0;
   struct Span {
     bool seen = false;

@@ -73,7 +73,7 @@ class Core {
   void finish_trace();  // flushes the units' busy counters at the end of a traced run
 
  private:
-  enum class Phase { Decoding, StallFull, WaitDrain, AtBarrier, Halted };
+  enum class Phase { Decoding, StallFull, WaitDrain, AtBarrier, AtHost, Halted };
   // An instruction on its way through a queue: its static pc, its dynamic index and iteration
   // of the innermost loop around it (-1: none), and its operands in this iteration.
   struct Slot {
@@ -101,6 +101,9 @@ class Core {
   const isa::Instr& instr(size_t i) const { return (*stream_)[i]; }
   InstrRef ref(const Slot& e) const { return InstrRef{id_, e.pc, &e.in}; }
   bool drained() const;
+  // Whether the queues are empty at `now`; if not, the sequencer waits for them (WaitDrain),
+  // else a wait that ended now is traced as "drain".
+  bool drained_at(Cycle now);
   // sequencer
   void decoded();
   void try_place();

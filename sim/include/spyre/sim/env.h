@@ -2,6 +2,7 @@
 // What every component of one run shares: the specs, the program, the scheduler, the mode and
 // the trace sink. Also the byte-range helpers used for bounds checks and error locations.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,7 @@ struct Env {
   // The chip module's path: trace groups and stats name the modules under it (traces/names.h).
   std::string chip = traces::kChipModule;
   std::string module(const std::string& child) const { return chip + "." + child; }
+  const std::function<void(uint16_t, uint8_t*, uint64_t)>* host_call = nullptr;  // SimOptions
 };
 
 // Where an instruction lives, for error messages: "core 1 instruction #4 (pt.mm)".

@@ -4,6 +4,7 @@
 // another (SystemC 2.3 cannot re-elaborate, so the kernel shell is elaborated once and
 // reused; each run's cycles are counted from its own start).
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,12 @@
 
 namespace spyre::sim {
 
+// A host fallback's work in a functional run (host.call, compiler/host_call.h): given the
+// call's kernel id and the device memory (program.dram_bytes), it reads the call's inputs there
+// and writes its outputs, when the call starts (every earlier write has landed: the core's
+// queues are empty and the compiler put a barrier before it). Throws spyre::Error on failure.
+using HostCallFn = std::function<void(uint16_t kernel, uint8_t* dram, uint64_t dram_bytes)>;
+
 struct SimOptions {
   bool functional = true;              // false: timing only, no arithmetic or data movement
   traces::TraceSink* trace = nullptr;  // null: tracing off
@@ -22,6 +29,9 @@ struct SimOptions {
   // per-transfer spans and the flows, and so the cost of building their arguments.
   traces::TraceDetail trace_detail = traces::TraceDetail::Full;
   uint64_t max_cycles = 0;  // watchdog; 0 = no limit
+  // Functional runs of programs with host.call need it (a spyre::Error names the call
+  // otherwise); timing-only runs never call it.
+  HostCallFn host_call;
 };
 
 struct KernelStats {

@@ -2,6 +2,7 @@
 // The one place that joins the parts: compile an IR (compiler), load device memory, simulate
 // (sim), record the trace (traces) and build the run summary. The CLI and the Python module
 // are both thin layers over this.
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,7 +28,12 @@ struct RunOptions {
   std::string graph;  // trace metadata name when the compile report has no graph name
   bool timing_only = false;
   uint64_t max_cycles = 0;
+  // The host of a functional run's host fallbacks (compiler/host_call.h): runs the compile
+  // report's `host_call` description over the device memory (spyre_sim/host_fallback.py does,
+  // for the Python module and the CLI). Unset: a program with host calls runs timing-only only.
+  std::function<void(const nlohmann::json& call, uint8_t* dram, uint64_t dram_bytes)> host;
 };
+using HostFn = decltype(RunOptions::host);
 
 // `--set` values split by owner: `compiler.*` keys go to the compiler, the rest to the chip.
 struct Settings {

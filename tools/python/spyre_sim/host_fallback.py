@@ -1,0 +1,106 @@
+"""Host fallback (`--set compiler.host_fallback=on`): the ATen op of one `host.call` run on the
+host, in eager PyTorch, over the simulator's device memory.
+
+The compiler describes each call in its report (`host_calls[id]`, compiler/README.md): the ATen
+overload, its arguments in schema order with tensors as `{"input": i}`, where each input and
+output lies in device memory, and which inputs the op updates in place. In a functional run the
+simulator calls `execute` when the call's inputs have crossed the host link; the outputs it
+writes land in device memory before they cross back (their time is the link's, sim/README.md).
+"""
+
+from __future__ import annotations
+
+import json
+
+import torch
+
+from .tensors import torch_dtype
+
+
+class HostCallError(Exception):
+    """A host call that cannot run: names the call's op and what is wrong."""
+
+
+def _view(dram: memoryview, t: dict) -> torch.Tensor:
+    """The tensor `t` ({dtype, size, stride, dram_addr}) as a view of device memory."""
+    dtype = torch_dtype(t["dtype"])
+    size, stride = list(t["size"]), list(t["stride"])
+    if any(s == 0 for s in size):
+        return torch.empty(size, dtype=dtype)
+    span = 1 + sum((s - 1) * st for s, st in zip(size, stride))
+    flat = torch.frombuffer(dram, dtype=dtype, count=span, offset=int(t["dram_addr"]))
+    return flat.as_strided(size, stride)
+
+
+def _resolve_op(name: str):
+    """'aten.sort.stable' -> torch.ops.aten.sort.stable."""
+    parts = name.split(".")
+    if len(parts) != 3 or parts[0] != "aten":
+        raise HostCallError(f"{name}: expected an ATen overload aten.NAME.OVERLOAD")
+    try:
+        return getattr(getattr(torch.ops.aten, parts[1]), parts[2])
+    except AttributeError as e:
+        raise HostCallError(f"{name}: no such ATen overload in torch {torch.__version__}") from e
+
+
+def _argument(value, arg_type: str, inputs: list):
+    """One argument of the IR's call, back to what the schema expects: tensors from `inputs`,
+    dtypes, layouts, devices and memory formats from their names, "inf"/"nan" floats."""
+    if isinstance(value, dict) and "input" in value:
+        return inputs[value["input"]]
+    if isinstance(value, list):
+        inner = arg_type[:-2] if arg_type.endswith("[]") else arg_type
+        return [_argument(v, inner, inputs) for v in value]
+    if isinstance(value, str):
+        base = arg_type.rstrip("?")
+        if base == "ScalarType":
+            return getattr(torch, value.removeprefix("torch."))
+        if base in ("Layout", "MemoryFormat"):
+            return getattr(torch, value.removeprefix("torch."))
+        if base == "Device":
+            return torch.device("cpu")  # the host's copy of a device tensor
+        if base in ("float", "Scalar") and value in ("inf", "-inf", "nan"):
+            return float(value)
+    return value
+
+
+def _leaves(result) -> list:
+    return list(result) if isinstance(result, (tuple, list)) else [result]
+
+
+def execute(call: dict | str, dram: memoryview) -> None:
+    """Runs one host call (a dict, or its JSON text as the simulator passes it): reads its
+    inputs from `dram`, writes its outputs (and the inputs it updates in place) back. `dram` is
+    the device memory image (writable)."""
+    if isinstance(call, str):
+        call = json.loads(call)
+    op = _resolve_op(call["op"])
+    inputs = [_view(dram, t) for t in call["inputs"]]
+    mutated = set(call.get("mutated", []))
+    # Inputs the op only reads are copies: an op that writes an argument it should not cannot
+    # change device memory behind the program's back.
+    args_in = [t if i in mutated else t.clone() for i, t in enumerate(inputs)]
+    schema = op._schema
+    types = {a.name: str(a.type) for a in schema.arguments}
+    positional = [str(a.type) for a in schema.arguments if not a.kwarg_only]
+    args = [_argument(v, positional[i] if i < len(positional) else "", args_in)
+            for i, v in enumerate(call.get("args", []))]
+    kwargs = {k: _argument(v, types.get(k, ""), args_in) for k, v in call.get("kwargs", {}).items()}
+    try:
+        with torch.no_grad():
+            result = op(*args, **kwargs)
+    except Exception as e:  # the op's own error (bad arguments) names the op
+        raise HostCallError(f"{call['op']} on the host: {type(e).__name__}: {e}") from e
+    for out in call.get("outputs", []):
+        value = result
+        for i in out.get("index", []):
+            value = _leaves(value)[i]
+        if not isinstance(value, torch.Tensor):
+            value = torch.tensor(value)
+        dest = _view(dram, out)
+        if list(value.shape) != list(dest.shape):
+            raise HostCallError(f"{call['op']} on the host: result of shape {list(value.shape)}, "
+                                f"the program expects {list(dest.shape)}")
+        if dest.numel():
+            dest.copy_(value.to(dest.dtype))
+
