@@ -5,6 +5,7 @@
 #include "spyre/compiler/json_schema.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <regex>
@@ -40,8 +41,9 @@ const std::vector<std::pair<const char*, unsigned>>& type_names() {
 bool is_integral(const json& v) {
   if (v.is_number_integer()) return true;
   if (!v.is_number_float()) return false;
-  double d = v.get<double>();
-  return d == static_cast<double>(static_cast<int64_t>(d));
+  // A whole number of any size (3.2e63 too): casting it to int64 first would be undefined.
+  const double d = v.get<double>();
+  return std::isfinite(d) && std::floor(d) == d;
 }
 
 // The types `v` belongs to (an integer is also a number; 1.0 is an integer, as the spec says).

@@ -2,6 +2,7 @@
 // compiled in), then what it cannot say. Every check names file, node and field.
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <set>
 
 #include "spyre/compiler/ir.h"
@@ -13,6 +14,13 @@ namespace spyre::compiler::ir {
 namespace {
 
 using nlohmann::json;
+
+// An integer JSON number that int64 holds (an unsigned one above 2^63 - 1 would wrap).
+bool is_int64(const json& v) {
+  return v.is_number_integer() &&
+         (!v.is_number_unsigned() ||
+          v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()));
+}
 
 // A JSON object together with the prefix naming where it is ("g.json: node op3").
 struct Obj {
@@ -41,7 +49,7 @@ struct Obj {
   }
   int64_t integer(const std::string& key) const {
     const json& v = at(key);
-    if (!v.is_number_integer()) fail(key, "expected int");
+    if (!is_int64(v)) fail(key, "expected int");
     return v.get<int64_t>();
   }
   std::vector<int64_t> ints(const std::string& key) const {
@@ -49,7 +57,7 @@ struct Obj {
     if (!v.is_array()) fail(key, "expected list of int");
     std::vector<int64_t> out;
     for (const auto& e : v) {
-      if (!e.is_number_integer()) fail(key, "expected list of int");
+      if (!is_int64(e)) fail(key, "expected list of int");
       out.push_back(e.get<int64_t>());
     }
     return out;
@@ -125,7 +133,7 @@ Index load_index(const Obj& op, const std::string& key) {
     const json& c = a.at("coeffs");
     if (!c.is_object()) a.fail("coeffs", "expected object of int");
     for (auto it = c.begin(); it != c.end(); ++it) {
-      if (!it.value().is_number_integer()) a.fail("coeffs", "expected object of int");
+      if (!is_int64(it.value())) a.fail("coeffs", "expected object of int");
       af.coeffs[it.key()] = it.value().get<int64_t>();
     }
     ix.affine = af;

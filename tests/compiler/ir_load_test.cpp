@@ -120,6 +120,19 @@ TEST(IrLoad, TupleBufferMustBeAFallbacksOutput) {
   EXPECT_NE(err.find("t.json: buffer tup: field 'dtype'"), std::string::npos) << err;
 }
 
+// An integer JSON number that int64 cannot hold (2^63) is refused by field, not wrapped to a
+// negative offset.
+TEST(IrLoad, IntegerBeyondInt64IsNamed) {
+  nlohmann::json j = test::load_golden("ops/add");
+  j["buffers"][0]["offset"] = uint64_t{1} << 63;
+  const std::string err = load_error(j, "big.json");
+  EXPECT_NE(err.find("big.json: buffer " + j["buffers"][0]["name"].get<std::string>() +
+                     ": field 'offset'"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("expected int"), std::string::npos) << err;
+}
+
 // The library's copy of the schema is the file in the tree (CMake regenerates it on change).
 TEST(IrLoad, EmbeddedSchemaIsTheSchemaFile) {
   std::ifstream f(SPYRE_IR_SCHEMA_FILE);
