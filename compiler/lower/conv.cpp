@@ -92,9 +92,14 @@ void lower_conv(Kernel& k) {
                   " (channels-last input expected)");
   const int64_t oN = O.stride[0], oC = OC == 1 ? 1 : O.stride[1], oH = O.stride[2],
                 oW = O.stride[3];
-  if (oC != 1)
+  // Channels-last output is stored as the GEMM tile [pixels, channels]; a planar (NCHW) one,
+  // which Inductor picks when the input has one channel (both layouts then have the same
+  // strides), goes through an SFP copy into [channels, pixels] and one DMA run per channel.
+  const bool planar = oC != 1;
+  if (planar && oW != 1)
     k.unsupported("convolution output with channel stride " + std::to_string(oC) +
-                  " (channels-last output expected)");
+                  " and width stride " + std::to_string(oW) +
+                  " (channels-last or a contiguous width expected)");
   const int64_t wO = Wv.stride[0], wI = Wv.stride[1], wKH = Wv.stride[2], wKW = Wv.stride[3];
   const bool has_bias = n.inputs.size() == 3;
   const ir::TensorView* Bv = has_bias ? &n.inputs[2] : nullptr;
@@ -133,7 +138,7 @@ void lower_conv(Kernel& k) {
     const int64_t a_rows = t.halo ? halo_h(t.t_oh) * halo_w(t.tw) : tm;
     int64_t ws = 2 * round_up(a_rows * tk_ * es, 128) + 2 * round_up(tn_ * tk_ * es, 128) +
                  2 * round_up(tm * tn_ * 4, 128);
-    if (!out_f32) ws += 2 * round_up(tm * tn_ * esO, 128);
+    if (!out_f32 || planar) ws += 2 * round_up(tm * tn_ * esO, 128);
     if (has_bias) ws += 2 * round_up(tn_ * esB, 128) + 4 * round_up(tn_ * 4, 128);
     if (ep) ws += epilogue_lx_bytes(*ep, tm, tn_);
     return ws;
@@ -199,7 +204,7 @@ void lower_conv(Kernel& k) {
     }
     for (int s = 0; s < 2; ++s) {
       C_slot[s] = kk.lx.alloc("acc" + std::to_string(s), tm * tn * 4);
-      if (!out_f32) O_slot[s] = kk.lx.alloc("out" + std::to_string(s), tm * tn * esO);
+      if (!out_f32 || planar) O_slot[s] = kk.lx.alloc("out" + std::to_string(s), tm * tn * esO);
       if (has_bias) {
         bias16[s] = kk.lx.alloc("bias" + std::to_string(s), tn * esB);
         for (int cl = 0; cl < 2; ++cl)
@@ -379,17 +384,29 @@ void lower_conv(Kernel& k) {
               em.un(cl, sfp_fn("copy"), b32, b16, 1, nt);
             em.bin(cl, sfp_fn("add"), acc, acc, b32, nr, nt);
           }
-          if (!out_f32) em.cvt(cl, Tile{O_slot[cp] + h0 * tn * esO, tn, 1, O.dtype}, acc, nr, nt);
+          if (planar) {  // [channels, pixels]: pixel r of channel c at r + c * mt
+            const Tile dst{O_slot[cp] + h0 * esO, 1, mt, O.dtype};
+            if (out_f32)
+              em.un(cl, sfp_fn("copy"), dst, acc, nr, nt);
+            else
+              em.cvt(cl, dst, acc, nr, nt);
+          } else if (!out_f32)
+            em.cvt(cl, Tile{O_slot[cp] + h0 * tn * esO, tn, 1, O.dtype}, acc, nr, nt);
           if (ep)
             emit_epilogue_ops(kk, em, epx, static_cast<int>(cp), cl, tl.n * OH * OW + tl.oh0 * OW,
                               tl.g * OCg + tl.oc0, h0, nr, nt);
         }
         if (!kk.store_output) return;
-        const int64_t src = out_f32 ? C_slot[cp] : O_slot[cp];
-        const int64_t es_src = out_f32 ? 4 : esO;
         const int64_t oc = tl.g * OCg + tl.oc0;
         const uint64_t dram =
-            kk.dram_addr(n.outputs[0], O.offset + tl.n * oN + oc + tl.oh0 * oH + tl.ow0 * oW);
+            kk.dram_addr(n.outputs[0], O.offset + tl.n * oN + oc * oC + tl.oh0 * oH + tl.ow0 * oW);
+        if (planar) {  // per channel: th output rows of twa pixels
+          em.store(O_slot[cp], dram,
+                   DmaShape{twa * esO, th, oH * esO, twa * esO, nt, oC * esO, mt * esO});
+          return;
+        }
+        const int64_t src = out_f32 ? C_slot[cp] : O_slot[cp];
+        const int64_t es_src = out_f32 ? 4 : esO;
         em.store(src, dram,
                  DmaShape{nt * esO, twa, oW * esO, tn * es_src, th, oH * esO, twa * tn * es_src});
       };

@@ -226,9 +226,16 @@ void Builder::lower(const ir::Op& op) {
   }
   if (op.op == "masked") {
     // dst = mask ? sub-block : value; the sub-block's loads read index 0 where the mask is
-    // false (clamped gathers), so nothing outside the buffer is read.
+    // false (clamped gathers), so nothing outside the buffer is read. A nested block's
+    // gathers are clamped by every enclosing mask: an inner mask can be true where an outer
+    // one is false and the inner index out of range.
     const int mask = convert(arg(op, 0), DType::Bool);
-    mask_.push_back(mask);
+    int all = mask;
+    if (!mask_.empty()) {
+      all = new_val(joined({mask_.back(), mask}, DType::Bool));
+      emit(TOp{TOp::Binary, sfp_fn("and"), all, {mask_.back(), mask}, -1, 0});
+    }
+    mask_.push_back(all);
     for (const auto& sub : op.body) lower(sub);
     mask_.pop_back();
     const std::string& last = op.body.back().id;

@@ -29,10 +29,11 @@ bool is_compare(const std::string& fn);
 
 // A piecewise-affine index (Abs, Min, Max of affine terms) as a tree; see collect_computed.
 struct IdxTree {
-  enum Kind { Const, Var, Add, Mul, Abs, Min, Max, FloorDiv, Mod } kind = Const;
+  // Sym: an indirect_indexing symbol (a loaded value, e.g. max_pool's window offset).
+  enum Kind { Const, Var, Sym, Add, Mul, Abs, Min, Max, FloorDiv, Mod } kind = Const;
   int64_t c = 0;    // Const: the value; Mul: the constant factor; FloorDiv, Mod: the divisor
   int64_t m = 0;    // Mod: the modulus (ModularIndexing(x, c, m) = (x // c) % m)
-  std::string var;  // Var: the loop variable
+  std::string var;  // Var: the loop variable; Sym: the symbol
   int access = -1;  // Var: the iota access of the variable
   std::vector<IdxTree> kids;
 };
@@ -84,6 +85,7 @@ class Builder {
   std::optional<IdxTree> index_tree(const std::string& expr);
   int64_t extent(const ir::Op& op) const;  // elements of op's buffer: valid indices [0, extent)
   int lower_tree(const IdxTree& t);
+  static bool has_sym(const IdxTree& t);
   // A copy of iota access `a` with column coefficient 0: its value at each row's first column.
   int column_start(int a);
 

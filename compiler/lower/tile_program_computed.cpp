@@ -1,7 +1,8 @@
 // Loads at a piecewise-affine index (reflection padding) or at FloorDiv/ModularIndexing of a
 // reduction variable that is kept whole (whole_reduce): the index expression is parsed into
 // a tree of sums, constant multiples, Abs, Min, Max, FloorDiv and Mod over the loop variables
-// (collect_computed) and evaluated on the SFP in int64 from one iota per variable (lower_tree);
+// (collect_computed) and evaluated on the SFP in int64 from one iota per variable and the values
+// of the indirect_indexing symbols it names (lower_tree);
 // the load becomes an element gather at that index (lower_gather, tile_program.cpp).
 #include <cctype>
 #include <functional>
@@ -129,6 +130,10 @@ std::optional<IdxTree> Builder::index_tree(const std::string& expr) {
   std::function<void(IdxTree&)> resolve = [&](IdxTree& t) {
     for (auto& k : t.kids) resolve(k);
     if (t.kind != IdxTree::Var) return;
+    if (indirect_syms_.count(t.var)) {  // its value, computed before the index is
+      t.kind = IdxTree::Sym;
+      return;
+    }
     if (!var_index(t.var)) {
       ok = false;
       return;
@@ -169,6 +174,13 @@ bool Builder::collect_computed(const ir::Op& op, bool masked) {
   return true;
 }
 
+bool Builder::has_sym(const IdxTree& t) {
+  if (t.kind == IdxTree::Sym) return true;
+  for (const auto& k : t.kids)
+    if (has_sym(k)) return true;
+  return false;
+}
+
 int Builder::lower_tree(const IdxTree& t) {
   if (t.kind == IdxTree::Const) return scalar(DType::I64, static_cast<double>(t.c));
   if (t.kind == IdxTree::Var) {
@@ -179,6 +191,7 @@ int Builder::lower_tree(const IdxTree& t) {
     emit(TOp{TOp::Iota, isa::SfpFn::Copy, d, {}, t.access, 0});
     return d;
   }
+  if (t.kind == IdxTree::Sym) return convert(val_.at(t.var), DType::I64);
   const int a = lower_tree(t.kids[0]);
   int b = -1;
   std::string fn;
@@ -191,12 +204,22 @@ int Builder::lower_tree(const IdxTree& t) {
     case IdxTree::FloorDiv:
     case IdxTree::Mod: {
       // x // d: an int64 sfp.bin div truncates, which is the floor for the non-negative
-      // indices of a loop (x >= 0); then q - m * (q // m) for the modulus.
+      // indices of a loop (x >= 0); a symbol may be negative: then q - (x - q d < 0). Then
+      // q - m * (q // m) for the modulus.
+      const bool signed_x = has_sym(t.kids[0]);
       auto floordiv = [&](int x, int64_t d) {
+        const int dv = scalar(DType::I64, static_cast<double>(d));
         int q = new_val(joined({x}, DType::I64));
-        emit(TOp{
-            TOp::Binary, sfp_fn("div"), q, {x, scalar(DType::I64, static_cast<double>(d))}, -1, 0});
-        return q;
+        emit(TOp{TOp::Binary, sfp_fn("div"), q, {x, dv}, -1, 0});
+        if (!signed_x) return q;
+        int qd = new_val(joined({q}, DType::I64));
+        emit(TOp{TOp::Binary, sfp_fn("mul"), qd, {q, dv}, -1, 0});
+        int below = new_val(joined({x, qd}, DType::Bool));
+        emit(TOp{TOp::Binary, sfp_fn("lt"), below, {x, qd}, -1, 0});
+        int step = convert(below, DType::I64);
+        int fl = new_val(joined({q, step}, DType::I64));
+        emit(TOp{TOp::Binary, sfp_fn("sub"), fl, {q, step}, -1, 0});
+        return fl;
       };
       const int q = floordiv(a, t.c);
       if (t.kind == IdxTree::FloorDiv) return q;
@@ -220,7 +243,8 @@ int Builder::lower_tree(const IdxTree& t) {
       fn = t.kind == IdxTree::Add ? "add" : t.kind == IdxTree::Min ? "min" : "max";
       break;
     case IdxTree::Const:
-    case IdxTree::Var:  // leaves: handled above
+    case IdxTree::Var:
+    case IdxTree::Sym:  // leaves: handled above
       throw Error("index expression", "a leaf where an operation was expected (internal error)");
   }
   int d = new_val(joined({a, b}, DType::I64));

@@ -319,10 +319,14 @@ void Builder::plan_splits() {
     for (int64_t p : pts[v])
       if (p > 1 && p < size) b.push_back(p);
     b.push_back(size);
+    // Divisors that do not nest (x // 2 with x of odd size, x // 2 beside x // 3): the variable
+    // stays whole, and the loads and index_exprs that divide it take their index computed on
+    // the SFP (collect_computed) instead of a split into affine sub-dimensions.
     for (size_t i = 1; i < b.size(); ++i)
-      if (b[i] % b[i - 1] != 0)
-        throw Error(where_, "index divisors of " + var_name(v) + " (size " + std::to_string(size) +
-                                ") do not nest; FloorDiv/ModularIndexing not supported there");
+      if (b[i] % b[i - 1] != 0) {
+        b = {1, size};
+        break;
+      }
     if (b.size() > 2 && keep_2d_)
       throw Error(where_, "FloorDiv/ModularIndexing index in a matmul epilogue");
     for (size_t i = b.size() - 1; i-- > 0;)  // outermost first

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import contextlib
 import json
 import os
 import pathlib
@@ -139,7 +140,7 @@ def _check_sample(op, sample, dtype):
 
     torch._dynamo.reset()
     try:
-        with session.active(sess), torch.no_grad():
+        with session.active(sess), torch.no_grad(), _seed_wrapper_unwrapped(op):
             compiled = torch.compile(fn, backend=spyre, dynamic=False, fullgraph=True)
             actual = compiled(*[t.clone() for t in tensors])
     except Exception as e:  # noqa: BLE001 - every failure is classified below
@@ -171,6 +172,31 @@ def _check_sample(op, sample, dtype):
             return "pass", f"as Inductor's CPU code; eager differs ({detail})"
         return "wrong", detail
     return "pass", f"{len(sess.runs)} simulated graph(s)"
+
+
+@contextlib.contextmanager
+def _seed_wrapper_unwrapped(op):
+    """While compiling: the OpInfo's `wrapper_set_seed(f, ...)` calls `f(...)` directly.
+
+    Some ops' OpInfo entries (scaled_dot_product_attention, multi_head_attention_forward, the
+    dropouts and random ops) call the op through torch.testing's `wrapper_set_seed`, which seeds
+    the RNG around the call; Dynamo does not trace into torch.testing, so without this every
+    such op would be refused for the harness's sake. The eager reference still runs seeded; the
+    random ops' values are not compared (UNDEFINED_VALUES)."""
+    scope = getattr(op.op, "__globals__", {})
+    original = scope.get("wrapper_set_seed")
+    if original is None:
+        yield
+        return
+    scope["wrapper_set_seed"] = _call_unseeded
+    try:
+        yield
+    finally:
+        scope["wrapper_set_seed"] = original
+
+
+def _call_unseeded(f, *args, **kwargs):
+    return f(*args, **kwargs)
 
 
 def _as_inductor(op, fn, tensors, actual, sample) -> bool:

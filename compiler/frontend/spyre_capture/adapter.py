@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from . import ir_cache, meta
+from . import decomp, ir_cache, meta
 from .errors import CaptureError, UnsupportedTorch
 from .index import describe_index
 
@@ -80,33 +80,17 @@ def capture_decompositions() -> dict[Any, Callable[..., Any]]:
 
     CPU Inductor keeps SDPA as one opaque `_scaled_dot_product_flash_attention_for_cpu` fallback;
     torch's own decomposition of it (excluded by Inductor) gives bmm, softmax and masking, which
-    the spyre compiler can map. Returned fresh each call: the table is Inductor's global dict.
+    the spyre compiler can map. The scans, batched-GEMM variants, transposed and 1-D convolutions,
+    searches and accumulating scatters are rewritten by `decomp` (see there). Returned fresh each
+    call: the table is Inductor's global dict.
     """
     aten = torch.ops.aten
     return {
         **select_decomp_table(),
         aten._scaled_dot_product_flash_attention_for_cpu.default:
             aten_decompositions.scaled_dot_product_flash_attention_for_cpu,
-        aten.cumsum.default: _cumsum_as_masked_sum,
+        **decomp.device_decompositions(),
     }
-
-
-def _cumsum_as_masked_sum(x: torch.Tensor, dim: int, dtype: torch.dtype | None = None) -> torch.Tensor:
-    """cumsum(x, dim)[i] = sum_j x[j] * (j <= i): one reduction with an index_expr mask.
-
-    CPU Inductor has no scan lowering and falls back to ATen (a host op in torch-spyre); as a
-    reduction it runs on the device. O(n^2) work along `dim`, fine for sequence-length dims
-    (the models' attention-mask and position-id cumsums)."""
-    if dtype is None:
-        dtype = x.dtype if x.is_floating_point() or x.is_complex() else torch.int64
-    if x.dim() == 0:
-        return x.to(dtype)
-    xt = x.to(dtype).movedim(dim, -1)
-    n = xt.shape[-1]
-    idx = torch.arange(n, device=x.device)
-    keep = idx.unsqueeze(0) <= idx.unsqueeze(1)  # [i, j]: j <= i
-    terms = torch.where(keep, xt.unsqueeze(-2), torch.zeros((), dtype=dtype, device=x.device))
-    return terms.sum(-1, dtype=dtype).movedim(-1, dim)
 
 
 class CaptureScheduling(inductor_scheduler.BaseScheduling):

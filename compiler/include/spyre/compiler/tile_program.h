@@ -95,9 +95,10 @@ struct TileProgram {
 
 // Indirect indices (indirect_indexing symbols) and masked sub-blocks become Gather ops (a
 // store at an indirect index: a Scatter);
-// FloorDiv/ModularIndexing of a variable splits it into sub-dimensions.
+// FloorDiv/ModularIndexing of a variable splits it into sub-dimensions where the divisors
+// nest; where they do not, the index is computed on the SFP and the load is a gather.
 // Throws spyre::Error (via `fail`) for what is not supported: other non-affine or negative
-// indices, divisors that do not nest, non-affine index_expr, unknown op names, reductions other
+// indices, non-affine index_expr, unknown op names, reductions other
 // than sum/max/min/prod/welford_reduce, reductions over unmergeable variables. `keep_2d`: a
 // pointwise node over exactly two variables keeps them as rows x cols, unmerged (a matmul epilogue
 // works on the output tile's rows and cols).

@@ -1,0 +1,87 @@
+"""The device decompositions (compiler/frontend/spyre_capture/decomp.py) and the lowerings they
+lean on, end to end on the "tiny" chip against eager fp32: scans, accumulating and masked
+scatters, searches, 1-D and transposed convolutions (a one-channel input gives a planar
+output), nested masked loads (a transposed convolution's zero insertion under its padding) and
+max pooling's indices computed from loaded values."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import spyre_sim
+
+
+def _run(fn, *inputs):
+    result = spyre_sim.run(fn, inputs, arch="tiny", cache=False)
+    assert result.outputs_match is True, f"max abs error {result.summary.get('max_abs_err')}"
+    assert result.cycles > 0
+    return result
+
+
+def _h(*shape, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(*shape, generator=g).to(torch.float16)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: torch.cummax(x, 1).values,
+    lambda x: torch.cummin(x, 0).indices,
+    lambda x: torch.cumprod(x, 1),
+    lambda x: torch.logcumsumexp(x, 1),
+], ids=["cummax", "cummin_indices", "cumprod", "logcumsumexp"])
+def test_scans(fn):
+    _run(fn, _h(4, 7))
+
+
+def test_scatter_reduce_amax_without_self_and_index_add():
+    x, src = _h(4, 6), _h(4, 3, seed=1)
+    index = torch.tensor([[0, 2, 2], [5, 5, 1], [0, 1, 2], [3, 3, 3]])
+    _run(lambda a, i, s: a.scatter_reduce(1, i, s, "amax", include_self=False), x, index, src)
+    _run(lambda a, i, s: a.index_add(0, i, s, alpha=2), _h(5, 3), torch.tensor([4, 0, 4]),
+         _h(3, 3, seed=2))
+
+
+def test_index_put_with_a_boolean_mask_and_put_without_accumulate():
+    mask = torch.tensor([True, False, True, False, True])
+    _run(lambda a, m, v: torch.index_put(a, (m,), v), _h(5, 3), mask, _h(3, 3, seed=1))
+    _run(lambda a, m, v: torch.index_put(a, (m,), v, accumulate=True), _h(5, 3), mask,
+         _h(3, 3, seed=1))
+    _run(lambda a, i, v: torch.put(a, i, v), _h(3, 4), torch.tensor([11, -1, 0, 5]),
+         _h(4, seed=1))
+
+
+def test_searchsorted_both_sides():
+    seq = torch.tensor([[-1.0, 0.0, 0.5, 2.0], [0.0, 1.0, 1.0, 3.0]], dtype=torch.float16)
+    vals = torch.tensor([[0.0, 2.5, -3.0], [1.0, 0.5, 3.0]], dtype=torch.float16)
+    _run(lambda s, v: torch.searchsorted(s, v), seq, vals)
+    _run(lambda s, v: torch.searchsorted(s, v, right=True), seq, vals)
+
+
+def test_conv1d_and_a_one_channel_conv2d_with_a_planar_output():
+    _run(lambda x, w, b: F.conv1d(x, w, b, stride=3, padding=1, groups=2, dilation=2),
+         _h(2, 4, 8), _h(2, 2, 3, seed=1), _h(2, seed=2))
+    _run(lambda x, w: F.conv2d(x, w, padding=1), _h(1, 1, 6, 5), _h(3, 1, 3, 3, seed=1))
+
+
+def test_transposed_convolutions_with_dilation_and_output_padding():
+    _run(lambda x, w, b: F.conv_transpose1d(x, w, b, stride=2, padding=1, output_padding=1,
+                                            dilation=2), _h(1, 1, 4), _h(1, 1, 4, seed=1),
+         _h(1, seed=2))
+    _run(lambda x, w: F.conv_transpose2d(x, w, stride=2, padding=1, groups=2),
+         _h(1, 4, 3, 4), _h(4, 3, 3, 2, seed=1))
+
+
+def test_max_pool_indices_from_loaded_values():
+    _run(lambda x: F.max_pool2d(x, 3, stride=2, padding=1, ceil_mode=True, return_indices=True),
+         _h(1, 2, 5, 6))
+
+
+def test_masked_scatter_and_masked_accumulating_index_put():
+    mask = torch.tensor([[True, False, True], [False, False, True]])
+    _run(lambda a, m, s: a.masked_scatter(m, s), _h(2, 3), mask, _h(7, seed=1))
+    index = torch.tensor([0, 9, 2, -9])  # out of range where masked off
+    keep = torch.tensor([True, False, True, False])
+    _run(lambda a, m, i, v: torch.ops.aten._unsafe_masked_index_put_accumulate(a, m, [i], v),
+         _h(6), keep, index, _h(4, seed=1))
