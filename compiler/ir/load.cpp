@@ -390,8 +390,9 @@ void reject_fallbacks(const nlohmann::json& j, const std::string& file, bool hos
     auto text = [&](const char* k) {
       return n.contains(k) && n[k].is_string() ? n[k].get<std::string>() : std::string();
     };
-    // An extern kernel without a result (layout null) only updates its inputs in place
-    // (aten.scatter_reduce_, index_put_): no lowering exists for any of them.
+    // An extern kernel without a tensor result (layout null) updates its inputs in place
+    // (aten.bernoulli_, index_put_) or reads a value back to the host (aten._local_scalar_dense:
+    // Tensor.item()): no lowering exists for any of them.
     const bool in_place_extern =
         n.value("kind", "") == "extern" && n.contains("layout") && n["layout"].is_null();
     if (n.value("kind", "") != "fallback" && !in_place_extern) continue;
@@ -415,8 +416,8 @@ void reject_fallbacks(const nlohmann::json& j, const std::string& file, bool hos
     throw Error(file + ": node " + text("name") + " (" + (op.empty() ? "unknown op" : op) +
                     ", at " + (src.empty() ? "unknown source" : src) + ")",
                 in_place_extern
-                    ? "unsupported op: Inductor calls an ATen kernel that updates its inputs in "
-                      "place (" +
+                    ? "unsupported op: Inductor calls an ATen kernel with no tensor result (it "
+                      "updates its inputs in place or reads a value back to the host: " +
                           text("kernel") + ") and spyre-sim has no lowering for it"
                     : "unsupported op: Inductor has no lowering for it and neither has spyre-sim "
                       "(fallback kernel " +
