@@ -204,22 +204,14 @@ int Builder::lower_tree(const IdxTree& t) {
     case IdxTree::FloorDiv:
     case IdxTree::Mod: {
       // x // d: an int64 sfp.bin div truncates, which is the floor for the non-negative
-      // indices of a loop (x >= 0); a symbol may be negative: then q - (x - q d < 0). Then
-      // q - m * (q // m) for the modulus.
-      const bool signed_x = has_sym(t.kids[0]);
+      // indices of a loop (x >= 0); a symbol may be negative: then sfp floordiv (Python's //).
+      // Then q - m * (q // m) for the modulus.
+      const char* div = has_sym(t.kids[0]) ? "floordiv" : "div";
       auto floordiv = [&](int x, int64_t d) {
-        const int dv = scalar(DType::I64, static_cast<double>(d));
         int q = new_val(joined({x}, DType::I64));
-        emit(TOp{TOp::Binary, sfp_fn("div"), q, {x, dv}, -1, 0});
-        if (!signed_x) return q;
-        int qd = new_val(joined({q}, DType::I64));
-        emit(TOp{TOp::Binary, sfp_fn("mul"), qd, {q, dv}, -1, 0});
-        int below = new_val(joined({x, qd}, DType::Bool));
-        emit(TOp{TOp::Binary, sfp_fn("lt"), below, {x, qd}, -1, 0});
-        int step = convert(below, DType::I64);
-        int fl = new_val(joined({q, step}, DType::I64));
-        emit(TOp{TOp::Binary, sfp_fn("sub"), fl, {q, step}, -1, 0});
-        return fl;
+        emit(TOp{
+            TOp::Binary, sfp_fn(div), q, {x, scalar(DType::I64, static_cast<double>(d))}, -1, 0});
+        return q;
       };
       const int q = floordiv(a, t.c);
       if (t.kind == IdxTree::FloorDiv) return q;
