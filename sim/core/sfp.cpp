@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <stdexcept>
 
+#include "sfp_special.h"
 #include "spyre/arch/unit_timing.h"
 #include "spyre/error.h"
 #include "spyre/sim/units.h"
@@ -49,85 +49,6 @@ bool is_compare(SfpFn f) { return isa::sfp_fn_info(f).cls == isa::SfpClass::Comp
 double nan_max(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); }
 double nan_min(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b); }
 
-// erf^-1(y): Giles' single-precision approximation ("Approximating the erfinv function", GPU
-// Computing Gems, 2011), then Newton steps on erf in double.
-double erfinv(double y) {
-  if (std::isnan(y) || y < -1.0 || y > 1.0) return NAN;
-  if (y == 1.0 || y == -1.0) return y * std::numeric_limits<double>::infinity();
-  double w = -std::log((1.0 - y) * (1.0 + y)), x;
-  if (w < 5.0) {
-    w -= 2.5;
-    x = 2.81022636e-08;
-    for (double c : {3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
-                     -0.00417768164, 0.246640727, 1.50140941})
-      x = x * w + c;
-  } else {
-    w = std::sqrt(w) - 3.0;
-    x = -0.000200214257;
-    for (double c : {0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
-                     0.00943887047, 1.00167406, 2.83297682})
-      x = x * w + c;
-  }
-  x *= y;
-  for (int i = 0; i < 3; ++i) x -= (std::erf(x) - y) / (M_2_SQRTPI * std::exp(-x * x));
-  return x;
-}
-
-// psi(x): the reflection psi(1 - x) - pi / tan(pi x) below 0.5, the recurrence up to 6, then the
-// asymptotic series (Abramowitz & Stegun 6.3.18). torch: -inf at 0, NaN at negative integers.
-double digamma(double x) {
-  if (std::isnan(x) || x == -std::numeric_limits<double>::infinity()) return NAN;
-  if (x == 0.0) return -std::numeric_limits<double>::infinity();
-  if (x < 0.0 && x == std::floor(x)) return NAN;
-  if (x < 0.5) return digamma(1.0 - x) - M_PI / std::tan(M_PI * x);
-  double r = 0.0;
-  for (; x < 6.0; x += 1.0) r -= 1.0 / x;
-  const double z = 1.0 / (x * x);
-  return r + std::log(x) - 0.5 / x -
-         z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132)))));
-}
-
-// exp(x^2) erfc(x); past 26, where erfc underflows, the asymptotic series (A&S 7.1.23).
-double erfcx(double x) {
-  if (x < 26.0) return std::exp(x * x) * std::erfc(x);
-  const double z = 1.0 / (2.0 * x * x);
-  return (1.0 - z * (1.0 - 3.0 * z * (1.0 - 5.0 * z))) / (x * std::sqrt(M_PI));
-}
-
-// The Bessel functions of <cmath> (C++17 special functions) on their domain x >= 0, extended
-// by parity (j0, i0 even; j1, i1 odd) or to torch's values outside it.
-template <class F>
-double bessel(F f, double x) {
-  try {
-    return f(x);
-  } catch (const std::exception&) {  // libstdc++ reports a failed convergence by throwing
-    return NAN;
-  }
-}
-double odd(double x, double v) { return x < 0.0 ? -v : v; }
-double second_kind(double x, double nu, bool modified) {  // y_nu, k_nu
-  if (std::isnan(x) || x < 0.0) return NAN;
-  if (x == 0.0) return (modified ? 1.0 : -1.0) * std::numeric_limits<double>::infinity();
-  if (std::isinf(x)) return 0.0;
-  return bessel(
-      [&](double a) { return modified ? std::cyl_bessel_k(nu, a) : std::cyl_neumann(nu, a); }, x);
-}
-double first_kind(double x, double nu, bool modified) {  // j_nu, i_nu of |x|
-  const double a = std::fabs(x);
-  if (std::isnan(x)) return NAN;
-  if (std::isinf(x)) return modified ? std::numeric_limits<double>::infinity() : 0.0;
-  return bessel(
-      [&](double v) { return modified ? std::cyl_bessel_i(nu, v) : std::cyl_bessel_j(nu, v); }, a);
-}
-
-double i_scaled(double x, double nu) {  // exp(-|x|) i_nu(|x|); 0 at +-inf
-  return std::isinf(x) ? 0.0 : std::exp(-std::fabs(x)) * first_kind(x, nu, true);
-}
-double k_scaled(double x, double nu) {  // exp(x) k_nu(x) where x is positive and finite
-  const double k = second_kind(x, nu, true);
-  return x > 0.0 && !std::isinf(x) ? std::exp(x) * k : k;
-}
-
 double unary(SfpFn f, double x) {
   switch (f) {
     case SfpFn::Neg: return -x;
@@ -166,25 +87,26 @@ double unary(SfpFn f, double x) {
     case SfpFn::Acosh: return std::acosh(x);
     case SfpFn::Atanh: return std::atanh(x);
     case SfpFn::Erfc: return std::erfc(x);
-    case SfpFn::Erfinv: return erfinv(x);
+    case SfpFn::Erfinv: return special::erfinv(x);
     case SfpFn::Lgamma: return std::lgamma(x);
     case SfpFn::SignBit: return std::signbit(x) ? 1.0 : 0.0;
-    case SfpFn::I0: return first_kind(x, 0, true);
-    case SfpFn::I0e: return i_scaled(x, 0);
-    case SfpFn::I1: return odd(x, first_kind(x, 1, true));
-    case SfpFn::I1e: return odd(x, i_scaled(x, 1));
-    case SfpFn::BesselJ0: return first_kind(x, 0, false);
-    case SfpFn::BesselJ1: return odd(x, first_kind(x, 1, false));
-    case SfpFn::BesselY0: return second_kind(x, 0, false);
-    case SfpFn::BesselY1: return second_kind(x, 1, false);
-    case SfpFn::BesselK0: return second_kind(x, 0, true);
-    case SfpFn::BesselK1: return second_kind(x, 1, true);
-    case SfpFn::BesselK0e: return k_scaled(x, 0);
-    case SfpFn::BesselK1e: return k_scaled(x, 1);
+    case SfpFn::I0: return special::first_kind(x, 0, true);
+    case SfpFn::I0e: return special::i_scaled(x, 0);
+    case SfpFn::I1: return special::odd(x, special::first_kind(x, 1, true));
+    case SfpFn::I1e: return special::odd(x, special::i_scaled(x, 1));
+    case SfpFn::BesselJ0: return special::first_kind(x, 0, false);
+    case SfpFn::BesselJ1: return special::odd(x, special::first_kind(x, 1, false));
+    case SfpFn::BesselY0: return special::second_kind(x, 0, false);
+    case SfpFn::BesselY1: return special::second_kind(x, 1, false);
+    case SfpFn::BesselK0: return special::second_kind(x, 0, true);
+    case SfpFn::BesselK1: return special::second_kind(x, 1, true);
+    case SfpFn::BesselK0e: return special::k_scaled(x, 0);
+    case SfpFn::BesselK1e: return special::k_scaled(x, 1);
     case SfpFn::SphBesselJ0: return x == 0.0 ? 1.0 : std::isinf(x) ? 0.0 : std::sin(x) / x;
-    case SfpFn::Ndtri: return M_SQRT2 * erfinv(2.0 * x - 1.0);
-    case SfpFn::Digamma: return digamma(x);
-    case SfpFn::Erfcx: return erfcx(x);
+    case SfpFn::Ndtri: return M_SQRT2 * special::erfinv(2.0 * x - 1.0);
+    case SfpFn::Digamma: return special::digamma(x);
+    case SfpFn::Erfcx: return special::erfcx(x);
+    case SfpFn::AiryAi: return special::airy_ai(x);
     default: return x;  // copy
   }
 }
@@ -237,6 +159,26 @@ double binary(SfpFn f, double a, double b, int bits) {
     case SfpFn::FloorDiv: return std::floor(a / b);
     case SfpFn::Shl:
     case SfpFn::Shr: return shift(f == SfpFn::Shl, a, b, bits);
+    case SfpFn::ChebyshevT: return special::polynomial(special::Poly::ChebyshevT, a, b);
+    case SfpFn::ChebyshevU: return special::polynomial(special::Poly::ChebyshevU, a, b);
+    case SfpFn::ChebyshevV: return special::polynomial(special::Poly::ChebyshevV, a, b);
+    case SfpFn::ChebyshevW: return special::polynomial(special::Poly::ChebyshevW, a, b);
+    case SfpFn::ShiftedChebyshevT:
+      return special::shifted_chebyshev(special::Poly::ChebyshevT, a, b);
+    case SfpFn::ShiftedChebyshevU:
+      return special::shifted_chebyshev(special::Poly::ChebyshevU, a, b);
+    case SfpFn::ShiftedChebyshevV:
+      return special::shifted_chebyshev(special::Poly::ChebyshevV, a, b);
+    case SfpFn::ShiftedChebyshevW:
+      return special::shifted_chebyshev(special::Poly::ChebyshevW, a, b);
+    case SfpFn::HermiteH: return special::polynomial(special::Poly::HermiteH, a, b);
+    case SfpFn::HermiteHe: return special::polynomial(special::Poly::HermiteHe, a, b);
+    case SfpFn::LaguerreL: return special::polynomial(special::Poly::LaguerreL, a, b);
+    case SfpFn::LegendreP: return special::polynomial(special::Poly::LegendreP, a, b);
+    case SfpFn::Zeta: return special::zeta(a, b);
+    case SfpFn::Polygamma: return special::polygamma(a, b);
+    case SfpFn::Igamma: return special::igamma(a, b);
+    case SfpFn::Igammac: return special::igammac(a, b);
     default: return a;
   }
 }
