@@ -530,7 +530,13 @@ TileProgram build_tile_program(const ir::Graph& g, const ir::Node& n, const arch
   try {
     return tile_program_detail::Builder(g, n, cfg, where, keep_2d).build();
   } catch (const tile_program_detail::UnmergedReduction&) {
-    return tile_program_detail::Builder(g, n, cfg, where, keep_2d, true).build();
+    try {
+      return tile_program_detail::Builder(g, n, cfg, where, keep_2d, true).build();
+    } catch (const tile_program_detail::UnmergedReduction&) {
+      const auto merged = tile_program_detail::merge_reduce_vars(n);
+      if (!merged) throw;
+      return tile_program_detail::Builder(g, *merged, cfg, where, keep_2d, true).build();
+    }
   }
 }
 

@@ -45,6 +45,13 @@ struct UnmergedReduction : Error {
   using Error::Error;
 };
 
+// When even whole reduction variables do not merge (batch norm's N and H*W, with the channel
+// between them), the node with its reduction variables replaced by one, R, of their product's
+// size, walked in their order: each former variable becomes FloorDiv / ModularIndexing of R in
+// the index expressions, so its loads take their index computed on the SFP (gathers).
+// nullopt when the node has fewer than two reduction variables.
+std::optional<ir::Node> merge_reduce_vars(const ir::Node& n);
+
 class Builder {
  public:
   Builder(const ir::Graph& g, const ir::Node& n, const arch::ArchConfig& cfg, std::string where,

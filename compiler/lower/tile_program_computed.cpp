@@ -6,6 +6,7 @@
 // the load becomes an element gather at that index (lower_gather, tile_program.cpp).
 #include <cctype>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -117,6 +118,67 @@ struct TreeParser {
 };
 
 }  // namespace
+
+namespace {
+
+// `expr` with every whole name found in `to` replaced by its text.
+std::string substitute(const std::string& expr, const std::map<std::string, std::string>& to) {
+  std::string out;
+  for (size_t i = 0; i < expr.size();) {
+    const auto word = [](char ch) {
+      return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
+    };
+    if (!word(expr[i])) {
+      out += expr[i++];
+      continue;
+    }
+    size_t j = i;
+    while (j < expr.size() && word(expr[j])) ++j;
+    const std::string name = expr.substr(i, j - i);
+    const auto it = to.find(name);
+    out += it == to.end() ? name : it->second;
+    i = j;
+  }
+  return out;
+}
+
+void substitute_body(std::vector<ir::Op>& body, const std::map<std::string, std::string>& to) {
+  for (ir::Op& op : body) {
+    substitute_body(op.body, to);
+    if (!op.index) continue;
+    const std::string e = substitute(op.index->expr, to);
+    if (e == op.index->expr) continue;
+    op.index->expr = e;
+    op.index->affine.reset();
+  }
+}
+
+}  // namespace
+
+std::optional<ir::Node> merge_reduce_vars(const ir::Node& n) {
+  if (n.reduce_vars.size() < 2) return std::nullopt;
+  std::string r = "rmerged";
+  for (bool taken = true; taken;) {
+    taken = false;
+    for (const auto* vars : {&n.vars, &n.reduce_vars})
+      for (const auto& v : *vars) taken = taken || v == r;
+    if (taken) r += "_";
+  }
+  std::map<std::string, std::string> to;
+  int64_t inner = 1;
+  for (size_t k = n.reduce_vars.size(); k-- > 0;) {
+    const int64_t size = n.reduce_sizes[k];
+    to[n.reduce_vars[k]] = k == 0 ? "FloorDiv(" + r + ", " + std::to_string(inner) + ")"
+                                  : "ModularIndexing(" + r + ", " + std::to_string(inner) + ", " +
+                                        std::to_string(size) + ")";
+    inner *= size;
+  }
+  ir::Node m = n;
+  m.reduce_vars = {r};
+  m.reduce_sizes = {inner};
+  substitute_body(m.body, to);
+  return m;
+}
 
 std::optional<IdxTree> Builder::index_tree(const std::string& expr) {
   std::string e;

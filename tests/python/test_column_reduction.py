@@ -37,3 +37,16 @@ def test_the_column_sum_of_ibms_kernel_database_runs_three_times_faster():
     # Before: 184 us at 11 GB/s (16-byte DMA runs); the input once, transposed, once more.
     assert s["device_time_us"] < 184 / 3, s["device_time_us"]
     assert s["dram"]["read_bytes"] == 2 * 2048 * 512 * 2
+
+
+@pytest.mark.parametrize("fn", [
+    lambda t: torch.var_mean(t, dim=(0, 2)),
+    lambda t: torch.nn.functional.batch_norm(t, None, None, training=True),
+    lambda t: t.amax(dim=(0, 2)),
+], ids=["var_mean", "batch_norm_training", "amax"])
+def test_a_reduction_over_dimensions_that_do_not_merge_matches_eager(fn):
+    # N and L of [N, C, L] around the kept C: the reduction variables merge into one whose
+    # loads take their index computed on the SFP (merge_reduce_vars, tile_program_builder.h).
+    x = torch.randn(3, 5, 7, generator=torch.Generator().manual_seed(0)).to(torch.float16)
+    r = spyre_sim.run(fn, (x,), arch="tiny", cache=False)
+    assert r.outputs_match is True, str(r)
