@@ -64,9 +64,39 @@ int64_t numel(const std::vector<int64_t>& size) {
   return n;
 }
 
+// A pointwise node that writes zeros over `out` (a matmul with K = 0: its sum is over nothing).
+ir::Node zero_fill(const ir::Graph& g, const ir::Node& n, const std::string& out) {
+  const ir::Buffer& b = g.buffer(out);
+  ir::Node z;
+  z.name = n.name, z.kind = "pointwise", z.outputs = {out}, z.origins = n.origins, z.aten = n.aten;
+  z.source = n.source;
+  ir::Op zero;
+  zero.id = "v0", zero.op = "constant", zero.dtype = b.dtype, zero.value = 0;
+  ir::Op store;
+  store.op = "store", store.args = {"v0"}, store.buffer = out;
+  ir::Affine at;
+  std::string expr = "0";
+  for (size_t d = 0; d < b.size.size(); ++d) {
+    const std::string v = "x" + std::to_string(d);
+    z.vars.push_back(v);
+    z.sizes.push_back(b.size[d]);
+    at.coeffs[v] = b.stride[d];
+    expr += " + " + std::to_string(b.stride[d]) + "*" + v;
+  }
+  store.index = ir::Index{expr, at};
+  z.body = {zero, store};
+  return z;
+}
+
+bool is_gemm(const ir::Node& n) {
+  return n.kind == "extern" &&
+         (n.kernel == "extern_kernels.mm" || n.kernel == "extern_kernels.bmm");
+}
+
 // Zero-size tensors (OpInfo's empty samples, a slice of length 0): a node none of whose outputs
-// holds an element computes nothing and is dropped. One that produces elements from an empty
-// operand (a sum over zero elements, a matmul with K = 0) is refused by name.
+// holds an element computes nothing and is dropped. A matmul with K = 0 becomes a node that
+// writes zeros; any other node that produces elements from an empty operand (a sum over zero
+// elements, addmm's bias beside an empty product) is refused by name.
 void drop_empty_nodes(ir::Graph& g) {
   std::vector<ir::Node> kept;
   for (auto& n : g.nodes) {
@@ -75,6 +105,10 @@ void drop_empty_nodes(ir::Graph& g) {
     if (!produces) continue;
     bool empty_in = numel(n.reduce_sizes) == 0;
     for (const auto& t : n.inputs) empty_in = empty_in || numel(t.size) == 0;
+    if (empty_in && is_gemm(n) && n.outputs.size() == 1) {
+      kept.push_back(zero_fill(g, n, n.outputs[0]));
+      continue;
+    }
     if (empty_in)
       throw Error(g.file + ": " + ir::describe(n),
                   "unsupported: a non-empty result from an operand with zero elements (a "

@@ -85,3 +85,34 @@ def test_masked_scatter_and_masked_accumulating_index_put():
     keep = torch.tensor([True, False, True, False])
     _run(lambda a, m, i, v: torch.ops.aten._unsafe_masked_index_put_accumulate(a, m, [i], v),
          _h(6), keep, index, _h(4, seed=1))
+
+
+# --- decomp_ops.py: ATen fallbacks rewritten for the device ------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_with_padding_and_a_last_offset(mode):
+    weight = _h(10, 4)
+    indices = torch.tensor([1, 2, 4, 5, 4, 3, 2, 9])
+    offsets = torch.tensor([0, 3, 3, 6, 8])  # an empty bag, and the end given
+    _run(lambda w, i, o: F.embedding_bag(i, w, o, mode=mode, padding_idx=4,
+                                         include_last_offset=True), weight, indices, offsets)
+
+
+def test_embedding_bag_with_per_sample_weights():
+    _run(lambda w, i, o, p: F.embedding_bag(i, w, o, mode="sum", per_sample_weights=p),
+         _h(10, 4), torch.tensor([1, 2, 4, 5, 4]), torch.tensor([0, 2]), _h(5, seed=3))
+
+
+@pytest.mark.parametrize("p", [0.0, 1.0, 2.0, 3.0, float("inf")])
+def test_cdist(p):
+    _run(lambda a, b: torch.cdist(a, b, p=p), _h(2, 5, 3), _h(2, 4, 3, seed=1))
+
+
+def test_bilinear_histc_and_nonzero_static():
+    _run(F.bilinear, _h(6, 3), _h(6, 4, seed=1), _h(5, 3, 4, seed=2), _h(5, seed=3))
+    x = torch.tensor([0.5, 2.0, 2.0, -1.0, 7.5, 10.0, 3.25], dtype=torch.float16)
+    _run(lambda t: torch.histc(t, bins=4, min=0, max=10), x)
+    _run(lambda t: torch.histc(t, bins=3), x)  # the data's own range
+    _run(lambda t: torch.nonzero_static(t, size=5, fill_value=-7),
+         torch.tensor([[0.0, 1.5, 0.0], [2.0, 0.0, -1.0]], dtype=torch.float16))

@@ -19,11 +19,13 @@ from typing import Any
 
 import torch
 
+from .decomp_ops import op_decompositions
+
 aten = torch.ops.aten
 
 
 def device_decompositions() -> dict[Any, Callable[..., Any]]:
-    """{ATen overload: its decomposition} for the ops above."""
+    """{ATen overload: its decomposition} for the ops above and those of decomp_ops.py."""
     from torch._decomp import decompositions as core
 
     table: dict[Any, Callable[..., Any]] = {
@@ -47,6 +49,7 @@ def device_decompositions() -> dict[Any, Callable[..., Any]]:
         aten.put.default: put,
         aten._unsafe_masked_index_put_accumulate.default: masked_index_put_accumulate,
         aten.masked_scatter.default: masked_scatter,
+        **op_decompositions(),
     }
     return table
 

@@ -1,0 +1,163 @@
+"""Device decompositions of ATen ops that CPU Inductor leaves to an ATen kernel (a fallback):
+each is rewritten into element-wise ops, reductions, gathers and GEMMs, as the ops of decomp.py
+are (the same contract: the ATen overload's arguments and results).
+
+- _cdist_forward: the distance of every pair, one reduction over the features.
+- _trilinear (nn.functional.bilinear): the three operands broadcast and multiplied, one sum.
+- histc: each element's bin, then one count per bin (a comparison and a sum).
+- nonzero_static: the n-th nonzero element's position through a prefix count.
+- _embedding_bag_forward_only: the rows gathered, and a [bags, indices] membership that a GEMM
+  (sum, mean) or a masked maximum applies.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+aten = torch.ops.aten
+
+
+def op_decompositions() -> dict[Any, Callable[..., Any]]:
+    return {
+        aten._cdist_forward.default: cdist,
+        aten._trilinear.default: trilinear,
+        aten.histc.default: histc,
+        aten.nonzero_static.default: nonzero_static,
+        aten._embedding_bag_forward_only.default: embedding_bag,
+        aten._embedding_bag.default: embedding_bag,
+    }
+
+
+# --- distances ---------------------------------------------------------------------------------
+
+
+def _pair_distances(x1: torch.Tensor, x2: torch.Tensor, p: float) -> torch.Tensor:
+    """[..., P, M] and [..., R, M] -> [..., P, R]: the p-norm of each pair's difference."""
+    d = (x1.unsqueeze(-2) - x2.unsqueeze(-3)).abs()
+    if p == 0:
+        return (d != 0).sum(-1).to(x1.dtype)
+    if p == math.inf:
+        return d.amax(-1)
+    if p == 1:
+        return d.sum(-1)
+    if p == 2:
+        return (d * d).sum(-1).sqrt()
+    return d.pow(p).sum(-1).pow(1.0 / p)
+
+
+def cdist(x1: torch.Tensor, x2: torch.Tensor, p: float, compute_mode: int | None) -> torch.Tensor:
+    """Every pair directly (never torch's |x|^2 + |y|^2 - 2xy form, whatever compute_mode asks:
+    that one trades accuracy for a GEMM)."""
+    if x1.shape[-1] == 0:
+        return x1.new_zeros(*torch.broadcast_shapes(x1.shape[:-2], x2.shape[:-2]),
+                            x1.shape[-2], x2.shape[-2])
+    return _pair_distances(x1, x2, p)
+
+
+# --- bilinear ----------------------------------------------------------------------------------
+
+
+def trilinear(i1: torch.Tensor, i2: torch.Tensor, i3: torch.Tensor, expand1: list[int],
+              expand2: list[int], expand3: list[int], sumdim: list[int],
+              unroll_dim: int = 1) -> torch.Tensor:
+    """i1, i2, i3 each unsqueezed at its expand dims, multiplied, summed over sumdim."""
+    def grow(t: torch.Tensor, dims: list[int]) -> torch.Tensor:
+        for d in sorted(dims):
+            t = t.unsqueeze(d)
+        return t
+    prod = grow(i1, expand1) * grow(i2, expand2) * grow(i3, expand3)
+    return prod.sum(list(sumdim)) if sumdim else prod
+
+
+# --- counting ----------------------------------------------------------------------------------
+
+
+def histc(x: torch.Tensor, bins: int = 100, min: float = 0, max: float = 0) -> torch.Tensor:  # noqa: A002
+    """torch's histc: min = max = 0 takes the data's range (widened by 1 each way when it is a
+    single value); x == max goes to the last bin; values outside [min, max] are not counted."""
+    flat = x.reshape(-1).float()
+    lo = torch.tensor(float(min), device=x.device)
+    hi = torch.tensor(float(max), device=x.device)
+    if min == max and flat.numel() > 0:
+        lo, hi = flat.amin(), flat.amax()
+    same = lo == hi
+    lo, hi = torch.where(same, lo - 1, lo), torch.where(same, hi + 1, hi)
+    idx = ((flat - lo) * bins / (hi - lo)).floor().clamp(max=bins - 1)
+    idx = torch.where(flat == hi, bins - 1, idx)
+    inside = (flat >= lo) & (flat <= hi)
+    onehot = (idx.unsqueeze(0) == torch.arange(bins, device=x.device).unsqueeze(1)) & inside
+    return onehot.sum(1).to(x.dtype)
+
+
+def nonzero_static(x: torch.Tensor, *, size: int, fill_value: int = -1) -> torch.Tensor:
+    """Row k holds the coordinates of the k-th nonzero element in row-major order, or
+    fill_value past the last one: element e is row (number of nonzeros before e)."""
+    nz = (x != 0).reshape(-1)
+    n = nz.numel()
+    out_shape = (size, x.dim())
+    if size == 0 or n == 0:
+        return torch.full(out_shape, fill_value, dtype=torch.int64, device=x.device)
+    rank = torch.cumsum(nz.to(torch.int64), 0) - 1  # decomp.cumsum: a masked reduction
+    rows = torch.arange(size, device=x.device)
+    hit = nz.unsqueeze(0) & (rank.unsqueeze(0) == rows.unsqueeze(1))  # [size, n]
+    flat = torch.arange(n, device=x.device)
+    coords = []
+    for extent, stride in zip(x.shape, _row_major_strides(x.shape)):
+        coord = (flat // stride) % extent
+        coords.append(torch.where(hit, coord.unsqueeze(0), 0).sum(1))
+    found = hit.any(1)
+    out = torch.stack(coords, 1) if coords else torch.zeros(size, 0, dtype=torch.int64)
+    return torch.where(found.unsqueeze(1), out, fill_value)
+
+
+def _row_major_strides(shape: torch.Size) -> list[int]:
+    strides, s = [], 1
+    for extent in reversed(shape):
+        strides.append(s)
+        s *= extent
+    return strides[::-1]
+
+
+# --- embedding bags ----------------------------------------------------------------------------
+
+_SUM, _MEAN, _MAX = 0, 1, 2
+
+
+def embedding_bag(weight: torch.Tensor, indices: torch.Tensor, offsets: torch.Tensor,
+                  scale_grad_by_freq: bool = False, mode: int = 0, sparse: bool = False,
+                  per_sample_weights: torch.Tensor | None = None,
+                  include_last_offset: bool = False, padding_idx: int = -1) -> Any:
+    """Bag b holds indices[offsets[b]:offsets[b + 1]] (the last bag runs to the end unless
+    include_last_offset); entries equal to padding_idx (>= 0) count in no bag. Results in the
+    shapes of torch's CPU kernel (_meta_registrations: output, offset2bag, bag_size,
+    max_indices)."""
+    n = indices.shape[0]
+    bags = offsets.shape[0] - (1 if include_last_offset else 0)
+    pos = torch.arange(n, device=indices.device)
+    bag_of = (offsets[:bags].unsqueeze(0) <= pos.unsqueeze(1)).sum(1) - 1  # [n]
+    member = bag_of.unsqueeze(0) == torch.arange(bags, device=indices.device).unsqueeze(1)
+    if include_last_offset:
+        member = member & (pos.unsqueeze(0) < offsets[bags])
+    if padding_idx >= 0:
+        member = member & (indices != padding_idx).unsqueeze(0)
+    rows = weight[indices]  # [n, D]
+    count = member.sum(1)
+    if mode == _MAX:
+        picked = torch.where(member.unsqueeze(-1), rows.unsqueeze(0), -math.inf)
+        output = torch.where((count > 0).unsqueeze(1), picked.amax(1), 0).to(weight.dtype)
+        at = picked.argmax(1)  # the position in indices
+        max_indices = torch.where((count > 0).unsqueeze(1), indices[at], -1)
+    else:
+        if per_sample_weights is not None:
+            rows = rows * per_sample_weights.unsqueeze(1)
+        output = member.to(weight.dtype) @ rows
+        if mode == _MEAN:
+            output = output / count.clamp(min=1).unsqueeze(1).to(weight.dtype)
+        max_indices = count.new_zeros(bags)
+    bag_size = torch.cat([count, count.new_zeros(offsets.shape[0] - bags)])
+    offset2bag = bag_of.to(offsets.dtype)
+    return output, offset2bag, bag_size.to(offsets.dtype), max_indices.to(offsets.dtype)
