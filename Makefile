@@ -70,9 +70,11 @@ test-python: build
 test: test-cpp test-python
 
 # PyTorch's OpInfo database, every sample in every chip dtype, against tests/opinfo/expected.json
+# (and the device's refusals with compiler.host_fallback=on, expected_host_fallback.json)
 # (make test runs each op's first sample); about an hour on two cores.
 test-opinfo: build
 	$(PY) tests/opinfo/opinfo.py -j $(JOBS) --check
+	$(PY) tests/opinfo/opinfo.py -j $(JOBS) --check --host-fallback
 
 # The C++ tests and the end-to-end runs (tests/sanitize/run) built with AddressSanitizer and
 # UndefinedBehaviorSanitizer (gcc, -O1 with assertions on) in their own build folder; any

@@ -13,6 +13,7 @@
 #include "spyre/compiler/divide.h"
 #include "spyre/compiler/dram_plan.h"
 #include "spyre/compiler/fuse.h"
+#include "spyre/compiler/host_call.h"
 #include "spyre/compiler/ibm_schedule.h"
 #include "spyre/compiler/ir.h"
 #include "spyre/compiler/kernel.h"
@@ -95,9 +96,10 @@ bool is_gemm(const ir::Node& n) {
 
 // Zero-size tensors (OpInfo's empty samples, a slice of length 0): a node none of whose outputs
 // holds an element computes nothing and is dropped. A matmul with K = 0 becomes a node that
-// writes zeros; any other node that produces elements from an empty operand (a sum over zero
-// elements, addmm's bias beside an empty product) is refused by name.
-void drop_empty_nodes(ir::Graph& g) {
+// writes zeros; a host call (host_call.h) runs as eager does; any other node that produces
+// elements from an empty operand (a sum over zero elements, addmm's bias beside an empty
+// product) is refused by name.
+void drop_empty_nodes(ir::Graph& g, bool host_fallback) {
   std::vector<ir::Node> kept;
   for (auto& n : g.nodes) {
     bool produces = n.outputs.empty();
@@ -109,7 +111,7 @@ void drop_empty_nodes(ir::Graph& g) {
       kept.push_back(zero_fill(g, n, n.outputs[0]));
       continue;
     }
-    if (empty_in)
+    if (empty_in && !runs_on_host(n, host_fallback))
       throw Error(g.file + ": " + ir::describe(n),
                   "unsupported: a non-empty result from an operand with zero elements (a "
                   "reduction or matmul over an empty dimension)");
@@ -392,7 +394,7 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& chip,
   if (ibm) effective.fusion = false;
   const CompileContext ctx(effective);
   ir::Graph loaded = ir::load_ir(j, file, ir::LoadOptions{opts.host_fallback});
-  drop_empty_nodes(loaded);
+  drop_empty_nodes(loaded, opts.host_fallback);
   const std::vector<ColumnReduction> columns = transpose_column_reductions(loaded);
   const std::vector<SplitReduction> splits =
       split_reductions(loaded, cfg, SplitReductionOptions{opts.split_reduction});

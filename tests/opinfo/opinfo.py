@@ -18,7 +18,13 @@ on the same inputs (`spyre_sim.api.compare`). Each (op, dtype) ends in one outco
 
 --samples N / --dtypes N run each op's first N samples / chip dtypes (default: all of them);
 --check compares the outcomes with the expectation; --write stores them as the new one (a run
-of some --ops updates only those; review the diff). `make test-opinfo` is --check on all."""
+of some --ops updates only those; review the diff). `make test-opinfo` is --check on all.
+
+--host-fallback compiles with `compiler.host_fallback=on` (what torch-spyre does with an op it
+cannot compile: the host runs it between device kernels, compiler/host_call.h). It runs the ops
+the device-only expectation refuses (an op that passes on the device has no host call to make),
+against their own expectation, tests/opinfo/expected_host_fallback.json, and prints how many ops
+pass on the device and how many more pass with host calls."""
 
 from __future__ import annotations
 
@@ -34,6 +40,10 @@ import traceback
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXPECTED = pathlib.Path(__file__).with_name("expected.json")
+EXPECTED_HOST = pathlib.Path(__file__).with_name("expected_host_fallback.json")
+HOST_FALLBACK = ["compiler.host_fallback=on"]
+# The compiler options every sample is compiled with (main() sets them; workers inherit them).
+_sets: list[str] = []
 OUTCOMES = ("pass", "refused", "wrong", "internal")
 # Ops whose values are not a function of their inputs (uninitialised memory, random numbers):
 # only the outputs' shapes and dtypes are compared.
@@ -131,7 +141,7 @@ def _check_sample(op, sample, dtype):
             expected = fn(*api._upcast(tuple(tensors)))
     except Exception as e:  # the sample is invalid in fp32 eager: nothing to compare against
         return "pass", f"eager fp32 rejects the sample ({_reason(e)}); not compared"
-    sess = session.Session()
+    sess = session.Session(sets=_sets)
     reached = []  # whether Dynamo handed a graph to the backend
 
     def spyre(gm, example_inputs):
@@ -266,7 +276,7 @@ TIMEOUT_S = 900  # one chunk's wall time before its ops are retried one by one
 SINGLE_TIMEOUT_S = 180  # one op's, when retried alone
 
 
-def _run_chunk(keys, samples, dtypes, timeout):
+def _run_chunk(keys, samples, dtypes, timeout, sets=()):
     """Run `keys` in a fresh worker process: {key: result}. A worker that crashes or runs out
     of time is retried op by op, so the op that did it is recorded as an internal error."""
     import subprocess
@@ -278,6 +288,8 @@ def _run_chunk(keys, samples, dtypes, timeout):
             cmd += ["--samples", str(samples)]
         if dtypes is not None:
             cmd += ["--dtypes", str(dtypes)]
+        if sets:
+            cmd += ["--host-fallback"]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
             failure = None if proc.returncode == 0 else (
@@ -292,17 +304,20 @@ def _run_chunk(keys, samples, dtypes, timeout):
         return {keys[0]: {"?": {"outcome": "internal", "reason": failure, "samples": []}}}
     results = {}
     for key in keys:
-        results.update(_run_chunk([key], samples, dtypes, min(timeout, SINGLE_TIMEOUT_S)))
+        results.update(_run_chunk([key], samples, dtypes, min(timeout, SINGLE_TIMEOUT_S), sets))
     return results
 
 
-def run(keys, samples=None, jobs=1, progress=None, timeout=TIMEOUT_S, dtypes=None):
+def run(keys, samples=None, jobs=1, progress=None, timeout=TIMEOUT_S, dtypes=None,
+        host_fallback=False):
     """{key: run_op(key)} over `keys`, in worker processes, `jobs` at a time; `samples` and
-    `dtypes`: each op's first so many of them (None: all)."""
+    `dtypes`: each op's first so many of them (None: all); `host_fallback`: compiled with
+    compiler.host_fallback=on."""
+    sets = HOST_FALLBACK if host_fallback else []
     chunks = [keys[i:i + CHUNK] for i in range(0, len(keys), CHUNK)]
     results = {}
     with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
-        for part in pool.map(lambda c: _run_chunk(c, samples, dtypes, timeout), chunks):
+        for part in pool.map(lambda c: _run_chunk(c, samples, dtypes, timeout, sets), chunks):
             results.update(part)
             if progress:
                 for key in part:
@@ -325,6 +340,12 @@ def counts(results) -> dict:
 def load_expected(path=EXPECTED) -> dict:
     with open(path) as f:
         return json.load(f)
+
+
+def refused_on_device() -> list[str]:
+    """The ops the device-only expectation does not pass (some dtype refused)."""
+    return sorted(k for k, res in load_expected()["ops"].items()
+                  if any(r["outcome"] != "pass" for r in res.values()))
 
 
 def _verdict(code: str) -> str:
@@ -369,8 +390,14 @@ def main(argv=None) -> int:
     p.add_argument("--check", action="store_true",
                    help="fail (exit 1) when an outcome differs from the expectation")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument("--host-fallback", action="store_true",
+                   help="compile with compiler.host_fallback=on: the ops the device refuses, "
+                        "against expected_host_fallback.json")
     p.add_argument("--worker", help=argparse.SUPPRESS)  # run --ops here, write results there
     a = p.parse_args(argv)
+    global _sets
+    _sets = HOST_FALLBACK if a.host_fallback else []
+    expected_path = EXPECTED_HOST if a.host_fallback else EXPECTED
     os.environ.setdefault("SC_COPYRIGHT_MESSAGE", "DISABLE")
     # Every sample compiles: the outcomes do not depend on what the user's compile cache holds,
     # and nothing is written to it (as in tests/python/conftest.py).
@@ -388,7 +415,7 @@ def main(argv=None) -> int:
             json.dump(results, f)
         return 0
     all_keys = sorted(_ops())
-    keys = all_keys
+    keys = refused_on_device() if a.host_fallback else all_keys
     if a.ops:
         keys = [k.strip() for k in a.ops.split(",") if k.strip()]
         unknown = [k for k in keys if k not in all_keys]
@@ -401,7 +428,8 @@ def main(argv=None) -> int:
         line = ", ".join(f"{d} {r['outcome']}" for d, r in res.items())
         print(f"{key}: {line}", file=sys.stderr, flush=True)
 
-    results = run(keys, a.samples, a.jobs, progress, dtypes=a.dtypes)
+    results = run(keys, a.samples, a.jobs, progress, dtypes=a.dtypes,
+                  host_fallback=a.host_fallback)
     c = counts(results)
     if a.json:
         print(json.dumps({"results": results, "counts": c}, indent=1, sort_keys=True))
@@ -410,25 +438,37 @@ def main(argv=None) -> int:
           + ", ".join(f"{n} {o}" for o, n in c["op_dtypes"].items()))
     if a.write:
         doc = {"command": "python tests/opinfo/opinfo.py -j 2 --write"
+                          + (" --host-fallback" if a.host_fallback else "")
                           + (f" --samples {a.samples}" if a.samples else ""),
                "samples": a.samples, "counts": c, "ops": results}
-        if a.ops and EXPECTED.exists():  # a partial run updates only its ops
-            old = load_expected()
+        if a.ops and expected_path.exists():  # a partial run updates only its ops
+            old = load_expected(expected_path)
             old["ops"].update(results)
             old["counts"] = counts(old["ops"])
             doc = old
-        tmp = EXPECTED.with_suffix(".json.tmp")
+        if a.host_fallback:  # only the ops the device refuses: drop those it now runs
+            device_refused = set(refused_on_device())
+            doc["ops"] = {k: v for k, v in doc["ops"].items() if k in device_refused}
+            doc["counts"] = counts(doc["ops"])
+        tmp = expected_path.with_suffix(".json.tmp")
         with open(tmp, "w") as f:
             json.dump(doc, f, indent=1, sort_keys=True)
             f.write("\n")
-        os.replace(tmp, EXPECTED)
-        print(f"wrote {EXPECTED.relative_to(ROOT)}")
+        os.replace(tmp, expected_path)
+        print(f"wrote {expected_path.relative_to(ROOT)}")
+    if a.host_fallback and not a.ops:
+        on_device = counts(load_expected()["ops"])["ops"]["pass"]
+        total = len(all_keys)
+        with_host = on_device + c["ops"]["pass"]
+        print(f"with host fallback: {on_device} ops pass on the device (the stored expectation) "
+              f"+ {c['ops']['pass']} with host calls = {with_host} / {total} "
+              f"({100.0 * with_host / total:.1f} %)")
     status = 1 if c["ops"]["wrong"] + c["ops"]["internal"] else 0
     if a.check:
-        diffs = differences(results, load_expected())
+        diffs = differences(results, load_expected(expected_path))
         for d in diffs:
             print(f"differs: {d}")
-        print(f"{len(diffs)} outcome(s) differ from {EXPECTED.relative_to(ROOT)}")
+        print(f"{len(diffs)} outcome(s) differ from {expected_path.relative_to(ROOT)}")
         status = status or (1 if diffs else 0)
     return status
 

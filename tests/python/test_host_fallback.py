@@ -94,3 +94,29 @@ def test_a_call_the_host_cannot_run_names_its_op():
     with pytest.raises(host_fallback.HostCallError, match="aten.cholesky.default on the host"):
         host_fallback.execute({"op": "aten.cholesky.default", "inputs": [t], "args": [{"input": 0}],
                                "outputs": [t]}, dram)
+
+
+def test_tensor_keyword_arguments_empty_operands_and_prims_reach_the_host():
+    """segment_reduce takes its lengths as a keyword tensor; linalg.det of a 0 x 0 matrix has a
+    result from an empty operand (eager's 1); prims.normal is a prims overload."""
+    def segments(d, lengths):
+        return torch.segment_reduce(d, "sum", lengths=lengths, axis=0, unsafe=False) * 2
+
+    d = torch.randn(6, 3, generator=torch.Generator().manual_seed(1)).to(torch.float16)
+    lengths = torch.tensor([2, 0, 4], dtype=torch.int32)
+    r = spyre_sim.run(segments, (d, lengths), arch="tiny", set=HOST, cache=False)
+    assert r.summary["outputs_match"] is True, r.summary
+    assert torch.equal(r.outputs, segments(d, lengths))
+
+    r = spyre_sim.run(torch.linalg.det, (torch.zeros(0, 0),), arch="tiny", set=HOST, cache=False)
+    assert r.outputs.item() == 1.0
+    with pytest.raises(Exception, match="_linalg_det.default.*host_fallback=on runs it"):
+        spyre_sim.run(torch.linalg.det, (torch.zeros(0, 0),), arch="tiny", cache=False)
+
+    dram = memoryview(bytearray(64))
+    out = {"dtype": "f32", "size": [4], "stride": [1], "dram_addr": 0}
+    host_fallback.execute({"op": "prims.fill.default", "inputs": [out], "args": [{"input": 0}, 3.0],
+                           "outputs": [out]}, dram)
+    assert torch.frombuffer(dram, dtype=torch.float32, count=4).tolist() == [3.0] * 4
+    with pytest.raises(host_fallback.HostCallError, match="NAMESPACE one of aten, prims"):
+        host_fallback.execute({"op": "torchvision.nms.default", "inputs": [], "args": []}, dram)

@@ -51,6 +51,28 @@ def test_every_op_first_sample_gives_the_stored_outcome(expected, capsys):
     assert c["ops"]["wrong"] == 0 and c["ops"]["internal"] == 0
 
 
+def test_the_ops_the_device_refuses_give_their_stored_outcome_with_host_fallback(expected,
+                                                                                 capsys):
+    """With compiler.host_fallback=on: the device's refusals, first sample, against
+    tests/opinfo/expected_host_fallback.json (`opinfo.py --host-fallback`)."""
+    path = opinfo.EXPECTED_HOST
+    if not path.exists():
+        pytest.fail(f"{path} is missing: run tests/opinfo/opinfo.py -j 2 --host-fallback --write")
+    host = opinfo.load_expected(path)
+    keys = opinfo.refused_on_device()
+    assert sorted(host["ops"]) == keys, "the host-fallback expectation covers other ops"
+    results = opinfo.run(keys, samples=1, jobs=2, dtypes=1, host_fallback=True)
+    c = opinfo.counts(results)
+    with capsys.disabled():
+        print(f"\nOpInfo with host fallback, first sample of the {len(keys)} ops the device "
+              "refuses: " + ", ".join(f"{n} {o}" for o, n in c["ops"].items()))
+    diffs = opinfo.differences(results, host)
+    assert not diffs, (f"{len(diffs)} outcome(s) differ from {path.name} (rerun "
+                       "tests/opinfo/opinfo.py --host-fallback --ops ... --write and review):\n"
+                       + "\n".join(diffs[:60]))
+    assert c["ops"]["wrong"] == 0 and c["ops"]["internal"] == 0
+
+
 def test_a_changed_outcome_is_reported(expected):
     """The comparison fails on a flipped outcome and on another refusal reason."""
     key = "add"

@@ -536,7 +536,7 @@ def _fallback_call(node: Any) -> dict:
         else:
             placeholders.append(None)
     args, kwargs = node.unflatten_args(placeholders, node.constant_args)
-    kwargs = {**kwargs, **node.kwargs}
+    kwargs = {**node.kwargs, **kwargs}  # tensor kwargs: the placeholders of unflatten_args
     out = {"args": [_jsonable(a) for a in args],
            "kwargs": {k: _jsonable(v) for k, v in sorted(kwargs.items())}}
     # Tensor arguments the op writes (its schema's Tensor(a!)): a host fallback writes them back.

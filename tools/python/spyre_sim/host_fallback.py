@@ -32,15 +32,20 @@ def _view(dram: memoryview, t: dict) -> torch.Tensor:
     return flat.as_strided(size, stride)
 
 
+_NAMESPACES = ("aten", "prims")
+
+
 def _resolve_op(name: str):
-    """'aten.sort.stable' -> torch.ops.aten.sort.stable."""
+    """'aten.sort.stable' -> torch.ops.aten.sort.stable; also prims ('prims.normal.default': the
+    random prims Inductor leaves as fallbacks)."""
     parts = name.split(".")
-    if len(parts) != 3 or parts[0] != "aten":
-        raise HostCallError(f"{name}: expected an ATen overload aten.NAME.OVERLOAD")
+    if len(parts) != 3 or parts[0] not in _NAMESPACES:
+        raise HostCallError(f"{name}: expected an overload NAMESPACE.NAME.OVERLOAD with "
+                            f"NAMESPACE one of {', '.join(_NAMESPACES)}")
     try:
-        return getattr(getattr(torch.ops.aten, parts[1]), parts[2])
+        return getattr(getattr(getattr(torch.ops, parts[0]), parts[1]), parts[2])
     except AttributeError as e:
-        raise HostCallError(f"{name}: no such ATen overload in torch {torch.__version__}") from e
+        raise HostCallError(f"{name}: no such overload in torch {torch.__version__}") from e
 
 
 def _argument(value, arg_type: str, inputs: list):
