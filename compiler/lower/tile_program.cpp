@@ -395,12 +395,19 @@ void Builder::lower(const ir::Op& op) {
   }
   if (auto it = binary_fns().find(op.op); it != binary_fns().end()) {
     int a0 = arg(op, 0), b0 = arg(op, 1);
+    // A compare reads its operands' common type and gives a bool; rand/randn read a 32-bit
+    // seed and offset exactly (an fp32 seed would lose its low bits) and give the op's float.
+    const bool random = is_random(it->second);
     DType in_dt = is_compare(it->second) ? promote(p_.vals[static_cast<size_t>(a0)].dt,
                                                    p_.vals[static_cast<size_t>(b0)].dt)
+                  : random               ? DType::I32
                                          : compute_dtype(op_dtype(op, DType::F32));
     in_dt = compute_dtype(in_dt);
     int a = convert(a0, in_dt), b = convert(b0, in_dt);
-    int d = new_val(joined({a, b}, is_compare(it->second) ? DType::Bool : in_dt));
+    const DType out_dt = is_compare(it->second) ? DType::Bool
+                         : random               ? compute_dtype(op_dtype(op, DType::F32))
+                                                : in_dt;
+    int d = new_val(joined({a, b}, out_dt));
     emit(TOp{TOp::Binary, sfp_fn(it->second), d, {a, b}, -1, 0});
     val_[op.id] = d;
     return;

@@ -26,6 +26,7 @@ using isa::DType;
 const std::map<std::string, std::string>& unary_fns();
 const std::map<std::string, std::string>& binary_fns();
 bool is_compare(const std::string& fn);
+bool is_random(const std::string& fn);  // rand, randn: 32-bit integer operands
 
 // A piecewise-affine index (Abs, Min, Max of affine terms) as a tree; see collect_computed.
 struct IdxTree {

@@ -110,9 +110,12 @@ const std::map<std::string, std::string>& binary_fns() {
       {"zeta", "zeta"},
       {"polygamma", "polygamma"},
       {"igamma", "igamma"},
-      {"igammac", "igammac"}};
+      {"igammac", "igammac"},
+      {"rand", "rand"},
+      {"randn", "randn"}};
   return m;
 }
+bool is_random(const std::string& fn) { return fn == "rand" || fn == "randn"; }
 bool is_compare(const std::string& fn) {
   return fn == "lt" || fn == "le" || fn == "gt" || fn == "ge" || fn == "eq" || fn == "ne";
 }

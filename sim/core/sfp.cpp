@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "sfp_random.h"
 #include "sfp_special.h"
 #include "spyre/arch/unit_timing.h"
 #include "spyre/error.h"
@@ -45,6 +46,14 @@ Operand op(const isa::Instr& in, std::string_view name, DType dt) {
 }
 
 bool is_compare(SfpFn f) { return isa::sfp_fn_info(f).cls == isa::SfpClass::Compare; }
+
+// A binary instruction's result type: `dt` (its operands'), a bool for a compare, and fp32 for
+// the random numbers (their operands are 32-bit integer seeds and offsets).
+DType binary_result(SfpFn f, DType dt) {
+  if (is_compare(f)) return DType::Bool;
+  if (f == SfpFn::Rand || f == SfpFn::Randn) return DType::F32;
+  return dt;
+}
 
 double nan_max(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); }
 double nan_min(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b); }
@@ -179,6 +188,8 @@ double binary(SfpFn f, double a, double b, int bits) {
     case SfpFn::Polygamma: return special::polygamma(a, b);
     case SfpFn::Igamma: return special::igamma(a, b);
     case SfpFn::Igammac: return special::igammac(a, b);
+    case SfpFn::Rand: return random::uniform(random::word(a), random::word(b));
+    case SfpFn::Randn: return random::normal(random::word(a), random::word(b));
     default: return a;
   }
 }
@@ -214,7 +225,7 @@ std::vector<ByteRange> sfp_lx_ranges(const isa::Instr& in) {
     case Opcode::SfpUnary:
       return {op(in, "dst", dt("dt")).range(rows, cols), op(in, "a", dt("dt")).range(rows, cols)};
     case Opcode::SfpBinary: {
-      DType d = is_compare(static_cast<SfpFn>(in.get("fn"))) ? DType::Bool : dt("dt");
+      DType d = binary_result(static_cast<SfpFn>(in.get("fn")), dt("dt"));
       return {op(in, "dst", d).range(rows, cols), op(in, "a", dt("dt")).range(rows, cols),
               op(in, "b", dt("dt")).range(rows, cols)};
     }
@@ -243,7 +254,7 @@ void sfp_execute(uint8_t* lx, const isa::Instr& in) {
     }
     case Opcode::SfpBinary: {
       auto f = static_cast<SfpFn>(in.get("fn"));
-      Operand d = op(in, "dst", is_compare(f) ? DType::Bool : dt("dt"));
+      Operand d = op(in, "dst", binary_result(f, dt("dt")));
       Operand a = op(in, "a", dt("dt")), b = op(in, "b", dt("dt"));
       const int bits = 8 * static_cast<int>(isa::dtype_size_bytes(dt("dt")));
       for (int64_t r = 0; r < rows; ++r)

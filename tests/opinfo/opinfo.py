@@ -163,7 +163,7 @@ def _check_sample(op, sample, dtype):
             traceback.format_exception(type(inner), inner, inner.__traceback__)[-6:])
     finally:
         torch._dynamo.reset()
-    if op.name in UNDEFINED_VALUES:  # against eager in the sample's own dtype
+    if op.name in UNDEFINED_VALUES or _draws_dropout(op, sample):  # eager, the sample's dtype
         def meta(o):
             return [(tuple(t.shape), t.dtype) for t in pytree.tree_leaves(o)
                     if isinstance(t, torch.Tensor)]
@@ -182,6 +182,22 @@ def _check_sample(op, sample, dtype):
             return "pass", f"as Inductor's CPU code; eager differs ({detail})"
         return "wrong", detail
     return "pass", f"{len(sess.runs)} simulated graph(s)"
+
+
+def _draws_dropout(op, sample) -> bool:
+    """Whether an attention sample applies dropout (its values are then random)."""
+    if op.name == "nn.functional.scaled_dot_product_attention":
+        return sample.kwargs.get("dropout_p", 0.0) > 0
+    if op.name == "nn.functional.multi_head_attention_forward":
+        import inspect
+
+        import torch.nn.functional as F
+
+        bound = inspect.signature(F.multi_head_attention_forward).bind(
+            sample.input, *sample.args, **sample.kwargs)
+        bound.apply_defaults()
+        return bool(bound.arguments["training"]) and bound.arguments["dropout_p"] > 0
+    return False
 
 
 @contextlib.contextmanager

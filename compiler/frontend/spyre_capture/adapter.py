@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from . import decomp, ir_cache, meta
+from . import decomp, ir_cache, meta, random_seeds
 from .errors import CaptureError, UnsupportedTorch
 from .index import describe_index
 
@@ -367,7 +367,7 @@ def _build_graph_ir(graph: Any, name: str, static_idxs: set[int], source_root: s
             b = buffers.get(out["buffer"])
             if b is not None and b["kind"] == "intermediate":
                 b["kind"] = "output"
-    return {
+    doc = {
         "schema": "spyre-sim-ir",
         "version": 1,
         "torch_version": torch.__version__,
@@ -378,6 +378,8 @@ def _build_graph_ir(graph: Any, name: str, static_idxs: set[int], source_root: s
         "outputs": outputs,
         "nodes": nodes,
     }
+    random_seeds.seeds_as_input(doc)
+    return doc
 
 
 def _build_trivial_ir(gm: torch.fx.GraphModule, inputs: Sequence[Any], name: str, static_idxs: set[int]) -> dict:

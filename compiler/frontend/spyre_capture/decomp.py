@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from .decomp_ops import op_decompositions
+from .decomp_random import random_decompositions
 
 aten = torch.ops.aten
 
@@ -50,6 +51,7 @@ def device_decompositions() -> dict[Any, Callable[..., Any]]:
         aten._unsafe_masked_index_put_accumulate.default: masked_index_put_accumulate,
         aten.masked_scatter.default: masked_scatter,
         **op_decompositions(),
+        **random_decompositions(),
     }
     return table
 

@@ -17,6 +17,8 @@ _last = {"result": None}
 
 
 def _make_runner(ir: dict):
+    from spyre_capture import random_seeds
+
     sess = _session.current()
     text = json.dumps(ir, sort_keys=True)
     label = f"<{ir.get('graph', 'graph')}>"
@@ -32,6 +34,8 @@ def _make_runner(ir: dict):
     timing_runs = {}  # this program's timing-only run (runs are data-independent)
 
     def runner(inputs):
+        # A graph that draws random numbers gets this call's seeds as its last input.
+        inputs = random_seeds.with_seeds(ir, inputs)
         if len(inputs) != len(in_bindings):
             raise core.SpyreError(
                 f"graph {ir.get('graph')}: called with {len(inputs)} inputs, compiled for "
