@@ -37,13 +37,7 @@ std::vector<ColumnReduction> transpose_column_reductions(ir::Graph& g) {
     rec.buffer = names.buffer(n.name + "_columns");
     rec.copy_node = names.node(n.name + "_transpose");
 
-    ir::Buffer t;
-    t.name = rec.buffer;
-    t.kind = "intermediate";
-    t.dtype = *load->dtype;
-    t.size = {X, R};
-    t.stride = {R, 1};
-    g.buffers.push_back(t);
+    graph_edit::add_intermediate(g, rec.buffer, *load->dtype, {X, R});
 
     // The copy: t[x, r] = source at the load's own index, over (x0 = x, x1 = r).
     ir::Node c;

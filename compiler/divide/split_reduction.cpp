@@ -82,14 +82,9 @@ std::vector<SplitReduction> split_reductions(ir::Graph& g, const arch::ArchConfi
     rec.axis = axis;
     rec.parts = parts;
 
-    ir::Buffer pb;
-    pb.name = rec.partial_buffer;
-    pb.kind = "intermediate";
-    pb.dtype = part_dt;
-    pb.size = n.sizes;
-    pb.size.push_back(parts);
-    pb.stride = contiguous(pb.size, 1);
-    g.buffers.push_back(pb);
+    std::vector<int64_t> partial_size = n.sizes;
+    partial_size.push_back(parts);
+    graph_edit::add_intermediate(g, rec.partial_buffer, part_dt, partial_size);
 
     // The partial node: every index's r -> xs * chunk + r; the reduction in the partials'
     // dtype, stored at [rows..., xs].

@@ -20,6 +20,7 @@
 #include "spyre/compiler/loop_compress.h"
 #include "spyre/compiler/lx_plan.h"
 #include "spyre/compiler/lx_residency.h"
+#include "spyre/compiler/matmul_operand_copy.h"
 #include "spyre/compiler/split_reduction.h"
 #include "spyre/compiler/transpose.h"
 #include "spyre/error.h"
@@ -395,6 +396,7 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& chip,
   const CompileContext ctx(effective);
   ir::Graph loaded = ir::load_ir(j, file, ir::LoadOptions{opts.host_fallback});
   drop_empty_nodes(loaded, opts.host_fallback);
+  const std::vector<ColumnReduction> operand_copies = copy_transposed_matmul_a(loaded);
   const std::vector<ColumnReduction> columns = transpose_column_reductions(loaded);
   const std::vector<SplitReduction> splits =
       split_reductions(loaded, cfg, SplitReductionOptions{opts.split_reduction});
@@ -549,6 +551,7 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& chip,
   for (const auto& sr : splits) rep["split_reductions"].push_back(sr.to_json());
   rep["column_reductions"] = nlohmann::json::array();
   for (const auto& cr : columns) rep["column_reductions"].push_back(cr.to_json());
+  for (const auto& c : operand_copies) rep["operand_copies"].push_back(c.to_json());
   rep["op_steps"] = nlohmann::json::array();  // compiler.schedule=ibm: nodes split per op
   for (const auto& os : op_steps) rep["op_steps"].push_back(os.to_json());
   rep["dram_plan"] = dram.to_json(scratch);

@@ -95,6 +95,7 @@ const std::map<std::string, std::string>& binary_fns() {
       {"logical_xor", "xor"},
       {"div_rn", "div"},
       {"floordiv", "floordiv"},
+      {"truncdiv", "truncdiv"},
       {"chebyshev_polynomial_t", "chebyshev_t"},
       {"chebyshev_polynomial_u", "chebyshev_u"},
       {"chebyshev_polynomial_v", "chebyshev_v"},

@@ -166,6 +166,7 @@ double binary(SfpFn f, double a, double b, int bits) {
     }
     case SfpFn::Xor: return ((a != 0.0) != (b != 0.0)) ? 1.0 : 0.0;
     case SfpFn::FloorDiv: return std::floor(a / b);
+    case SfpFn::TruncDiv: return std::trunc(a / b);
     case SfpFn::Shl:
     case SfpFn::Shr: return shift(f == SfpFn::Shl, a, b, bits);
     case SfpFn::ChebyshevT: return special::polynomial(special::Poly::ChebyshevT, a, b);

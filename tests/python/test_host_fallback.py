@@ -118,5 +118,24 @@ def test_tensor_keyword_arguments_empty_operands_and_prims_reach_the_host():
     host_fallback.execute({"op": "prims.fill.default", "inputs": [out], "args": [{"input": 0}, 3.0],
                            "outputs": [out]}, dram)
     assert torch.frombuffer(dram, dtype=torch.float32, count=4).tolist() == [3.0] * 4
-    with pytest.raises(host_fallback.HostCallError, match="NAMESPACE one of aten, prims"):
-        host_fallback.execute({"op": "torchvision.nms.default", "inputs": [], "args": []}, dram)
+    with pytest.raises(host_fallback.HostCallError, match="no such overload"):
+        host_fallback.execute({"op": "no_such_namespace.nms.default", "inputs": [], "args": []},
+                              dram)
+    with pytest.raises(host_fallback.HostCallError, match="expected an overload NAMESPACE"):
+        host_fallback.execute({"op": "aten.sort", "inputs": [], "args": []}, dram)
+
+
+def test_dtype_list_and_infinite_arguments_take_the_schemas_types():
+    """A dtype (ScalarType, which torch's type printer calls int), an optional list and an
+    infinite float come back as what the schema expects."""
+    dram = memoryview(bytearray(64))
+    x = {"dtype": "f32", "size": [2, 2], "stride": [2, 1], "dram_addr": 0}
+    out = {"dtype": "f32", "size": [2], "stride": [1], "dram_addr": 32}
+    torch.frombuffer(dram, dtype=torch.float32, count=4).copy_(torch.tensor([1.0, 2, 3, 4]))
+    host_fallback.execute({"op": "aten.sum.dim_IntList", "inputs": [x],
+                           "args": [{"input": 0}, [1], False],
+                           "kwargs": {"dtype": "torch.float32"}, "outputs": [out]}, dram)
+    assert torch.frombuffer(dram, dtype=torch.float32, count=2, offset=32).tolist() == [3.0, 7.0]
+    host_fallback.execute({"op": "aten.clamp.default", "inputs": [x],
+                           "args": [{"input": 0}, "-inf", 2.5], "outputs": [x]}, dram)
+    assert torch.frombuffer(dram, dtype=torch.float32, count=4).tolist() == [1.0, 2.0, 2.5, 2.5]

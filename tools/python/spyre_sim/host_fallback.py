@@ -32,39 +32,45 @@ def _view(dram: memoryview, t: dict) -> torch.Tensor:
     return flat.as_strided(size, stride)
 
 
-_NAMESPACES = ("aten", "prims")
-
-
 def _resolve_op(name: str):
-    """'aten.sort.stable' -> torch.ops.aten.sort.stable; also prims ('prims.normal.default': the
-    random prims Inductor leaves as fallbacks)."""
+    """'aten.sort.stable' -> torch.ops.aten.sort.stable; any namespace torch.ops holds (prims'
+    random ops, torch_nn's chunked linear cross entropy, a user's custom op)."""
     parts = name.split(".")
-    if len(parts) != 3 or parts[0] not in _NAMESPACES:
-        raise HostCallError(f"{name}: expected an overload NAMESPACE.NAME.OVERLOAD with "
-                            f"NAMESPACE one of {', '.join(_NAMESPACES)}")
+    if len(parts) != 3 or not all(parts):
+        raise HostCallError(f"{name}: expected an overload NAMESPACE.NAME.OVERLOAD")
     try:
         return getattr(getattr(getattr(torch.ops, parts[0]), parts[1]), parts[2])
-    except AttributeError as e:
+    except (AttributeError, RuntimeError) as e:
         raise HostCallError(f"{name}: no such overload in torch {torch.__version__}") from e
 
 
+def _unwrap_type(arg_type: str, wrapper: str) -> str | None:
+    """'Optional[X]' -> 'X' for wrapper 'Optional' (None when arg_type is not one)."""
+    prefix = wrapper + "["
+    if arg_type.startswith(prefix) and arg_type.endswith("]"):
+        return arg_type[len(prefix):-1]
+    return None
+
+
 def _argument(value, arg_type: str, inputs: list):
-    """One argument of the IR's call, back to what the schema expects: tensors from `inputs`,
-    dtypes, layouts, devices and memory formats from their names, "inf"/"nan" floats."""
+    """One argument of the IR's call, back to what the schema expects (`arg_type`: the
+    argument's real type as torch prints it, `Optional[ScalarType]`, `List[int]`): tensors from
+    `inputs`, dtypes, layouts, devices and memory formats from their names, "inf"/"nan"
+    floats."""
+    while (inner := _unwrap_type(arg_type, "Optional")) is not None:
+        arg_type = inner
     if isinstance(value, dict) and "input" in value:
         return inputs[value["input"]]
     if isinstance(value, list):
-        inner = arg_type[:-2] if arg_type.endswith("[]") else arg_type
-        return [_argument(v, inner, inputs) for v in value]
+        element = _unwrap_type(arg_type, "List")
+        return [_argument(v, element if element is not None else arg_type, inputs)
+                for v in value]
     if isinstance(value, str):
-        base = arg_type.rstrip("?")
-        if base == "ScalarType":
+        if arg_type in ("ScalarType", "Layout", "MemoryFormat"):
             return getattr(torch, value.removeprefix("torch."))
-        if base in ("Layout", "MemoryFormat"):
-            return getattr(torch, value.removeprefix("torch."))
-        if base == "Device":
+        if arg_type == "Device":
             return torch.device("cpu")  # the host's copy of a device tensor
-        if base in ("float", "Scalar") and value in ("inf", "-inf", "nan"):
+        if arg_type in ("float", "number") and value in ("inf", "-inf", "nan"):  # number: Scalar
             return float(value)
     return value
 
@@ -86,8 +92,8 @@ def execute(call: dict | str, dram: memoryview) -> None:
     # change device memory behind the program's back.
     args_in = [t if i in mutated else t.clone() for i, t in enumerate(inputs)]
     schema = op._schema
-    types = {a.name: str(a.type) for a in schema.arguments}
-    positional = [str(a.type) for a in schema.arguments if not a.kwarg_only]
+    types = {a.name: str(a.real_type) for a in schema.arguments}
+    positional = [str(a.real_type) for a in schema.arguments if not a.kwarg_only]
     args = [_argument(v, positional[i] if i < len(positional) else "", args_in)
             for i, v in enumerate(call.get("args", []))]
     kwargs = {k: _argument(v, types.get(k, ""), args_in) for k, v in call.get("kwargs", {}).items()}

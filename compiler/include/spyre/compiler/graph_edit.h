@@ -71,4 +71,17 @@ inline std::vector<int64_t> contiguous(const std::vector<int64_t>& sizes, int64_
   return st;
 }
 
+// Appends a new row-major intermediate buffer `name` of `size` to `g`; returns its strides.
+inline std::vector<int64_t> add_intermediate(ir::Graph& g, const std::string& name, isa::DType dt,
+                                             const std::vector<int64_t>& size) {
+  ir::Buffer b;
+  b.name = name;
+  b.kind = "intermediate";
+  b.dtype = dt;
+  b.size = size;
+  b.stride = contiguous(size, 1);
+  g.buffers.push_back(b);
+  return b.stride;
+}
+
 }  // namespace spyre::compiler::graph_edit
