@@ -3,8 +3,11 @@
 //   .tensor NAME ROLE DTYPE size=a,b stride=a,b addr=N bytes=N | .data ADDR HEX
 //   .core N | .k ID (kernel of the following instructions) | mnemonic name=value ...
 // Comments start with ';' or '#'. `fn` takes an SFP function name, dtype operands a dtype name.
+#include <cctype>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 #include "spyre/error.h"
@@ -18,10 +21,19 @@ namespace {
 
 bool is_dtype_operand(std::string_view n) { return n == "dt" || n == "sdt" || n == "ddt"; }
 
+// A float operand spelled by its IEEE-754 double bits, `bits:0x7ff8000000000001` (how the
+// disassembler writes a NaN, keeping its sign and payload).
+constexpr const char* kFloatBits = "bits:0x";
+
 std::string fmt_operand(const OperandSpec& spec, int64_t v) {
   if (spec.is_float) {
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%.17g", operand_float(v));
+    // %.17g gives every number back exactly; a NaN's sign and payload only through its bits.
+    if (std::isnan(operand_float(v)))
+      std::snprintf(buf, sizeof buf, "%s%016llx", kFloatBits,
+                    static_cast<unsigned long long>(static_cast<uint64_t>(v)));
+    else
+      std::snprintf(buf, sizeof buf, "%.17g", operand_float(v));
     return buf;
   }
   if (spec.name == "fn" && sfp_fn_valid(v))
@@ -245,6 +257,16 @@ class Assembler {
   int64_t operand_value(const OperandSpec& spec, const std::string& v) const {
     if (spec.is_float) {
       char* end = nullptr;
+      const std::string_view prefix = kFloatBits;
+      if (v.rfind(prefix, 0) == 0) {
+        const std::string hex = v.substr(prefix.size());
+        bool digits = !hex.empty() && hex.size() <= 16;
+        for (char ch : hex) digits = digits && std::isxdigit(static_cast<unsigned char>(ch));
+        if (!digits)
+          fail("expected " + spec.name + "=bits:0x followed by up to 16 hex digits, got '" + v +
+               "'");
+        return static_cast<int64_t>(std::strtoull(hex.c_str(), nullptr, 16));
+      }
       double d = std::strtod(v.c_str(), &end);
       if (end == v.c_str() || *end)
         fail("expected a number for " + spec.name + ", got '" + v + "'");
