@@ -13,6 +13,7 @@
 #include "spyre/compiler/divide.h"
 #include "spyre/compiler/dram_plan.h"
 #include "spyre/compiler/fuse.h"
+#include "spyre/compiler/graph_edit.h"
 #include "spyre/compiler/host_call.h"
 #include "spyre/compiler/ibm_schedule.h"
 #include "spyre/compiler/ir.h"
@@ -90,6 +91,34 @@ ir::Node zero_fill(const ir::Graph& g, const ir::Node& n, const std::string& out
   return z;
 }
 
+// addmm with K = 0: beta * bias broadcast over `out` (the product is a sum over nothing; beta = 0
+// gives zeros whatever the bias holds, as torch).
+ir::Node bias_fill(const ir::Graph& g, const ir::Node& n, const std::string& out) {
+  ir::Node z = zero_fill(g, n, out);
+  const ir::Buffer& b = g.buffer(out);
+  double beta = 1.0;
+  if (n.kwargs.is_object() && n.kwargs.contains("beta") && n.kwargs["beta"].is_number())
+    beta = n.kwargs["beta"].get<double>();
+  if (beta == 0.0 || n.inputs.empty()) return z;
+  const ir::TensorView& bias = n.inputs[0];
+  if (bias.size.size() > b.size.size())
+    throw Error(g.file + ": " + ir::describe(n), "addmm bias of higher rank than its output");
+  ir::Affine at;  // the bias's dims align with the output's last ones; size-1 dims broadcast
+  at.offset = bias.offset;
+  const size_t skip = b.size.size() - bias.size.size();
+  for (size_t d = 0; d < bias.size.size(); ++d)
+    if (bias.size[d] != 1) at.coeffs["x" + std::to_string(skip + d)] = bias.stride[d];
+  ir::Op load, scale, mul;
+  load.id = "v0", load.op = "load", load.buffer = bias.buffer, load.dtype = bias.dtype;
+  load.index = graph_edit::index_of(at);
+  scale.id = "v1", scale.op = "constant", scale.dtype = b.dtype, scale.value = beta;
+  mul.id = "v2", mul.op = "mul", mul.args = {"v0", "v1"}, mul.dtype = b.dtype;
+  ir::Op store = z.body.back();
+  store.args = {"v2"};
+  z.body = {load, scale, mul, store};
+  return z;
+}
+
 bool is_gemm(const ir::Node& n) {
   return n.kind == "extern" &&
          (n.kernel == "extern_kernels.mm" || n.kernel == "extern_kernels.bmm");
@@ -97,9 +126,9 @@ bool is_gemm(const ir::Node& n) {
 
 // Zero-size tensors (OpInfo's empty samples, a slice of length 0): a node none of whose outputs
 // holds an element computes nothing and is dropped. A matmul with K = 0 becomes a node that
-// writes zeros; a host call (host_call.h) runs as eager does; any other node that produces
-// elements from an empty operand (a sum over zero elements, addmm's bias beside an empty
-// product) is refused by name.
+// writes zeros, an addmm one that writes beta * bias; a host call (host_call.h) runs as eager
+// does; any other node that produces elements from an empty operand (a sum over zero elements)
+// is refused by name.
 void drop_empty_nodes(ir::Graph& g, bool host_fallback) {
   std::vector<ir::Node> kept;
   for (auto& n : g.nodes) {
@@ -110,6 +139,13 @@ void drop_empty_nodes(ir::Graph& g, bool host_fallback) {
     for (const auto& t : n.inputs) empty_in = empty_in || numel(t.size) == 0;
     if (empty_in && is_gemm(n) && n.outputs.size() == 1) {
       kept.push_back(zero_fill(g, n, n.outputs[0]));
+      continue;
+    }
+    const bool empty_product =
+        n.inputs.size() == 3 && (numel(n.inputs[1].size) == 0 || numel(n.inputs[2].size) == 0);
+    if (n.kind == "extern" && n.kernel == "extern_kernels.addmm" && empty_product &&
+        numel(n.inputs[0].size) > 0 && n.outputs.size() == 1) {
+      kept.push_back(bias_fill(g, n, n.outputs[0]));
       continue;
     }
     if (empty_in && !runs_on_host(n, host_fallback))

@@ -82,7 +82,9 @@ struct Obj {
     try {
       return isa::dtype_from_name(s);
     } catch (const Error&) {
-      fail(key, "unknown dtype '" + s + "'");
+      fail(key, "dtype '" + s +
+                    "': the chip has no such type (it has float16, bfloat16, "
+                    "float32, int8, int32 and bool; int64 for indices)");
     }
   }
 };

@@ -385,6 +385,17 @@ void Builder::lower(const ir::Op& op) {
     val_[op.id] = d;
     return;
   }
+  if (op.op == "frexp") {  // two results: v.0 the mantissa (x's dtype), v.1 the exponent (int32)
+    DType dt = compute_dtype(op_dtype(op, p_.vals[static_cast<size_t>(arg(op, 0))].dt));
+    if (!is_float(dt)) fail(op, "frexp of an integer dtype");
+    const int a = convert(arg(op, 0), dt);
+    const int m = new_val(joined({a}, dt)), e = new_val(joined({a}, dt));
+    emit(TOp{TOp::Unary, isa::SfpFn::FrexpMantissa, m, {a}, -1, 0});
+    emit(TOp{TOp::Unary, isa::SfpFn::FrexpExponent, e, {a}, -1, 0});
+    val_[op.id + ".0"] = m;
+    val_[op.id + ".1"] = convert(e, DType::I32);
+    return;
+  }
   if (auto it = unary_fns().find(op.op); it != unary_fns().end()) {
     DType dt = compute_dtype(op_dtype(op, p_.vals[static_cast<size_t>(arg(op, 0))].dt));
     int a = convert(arg(op, 0), dt);

@@ -99,6 +99,13 @@ double unary(SfpFn f, double x) {
     case SfpFn::Erfinv: return special::erfinv(x);
     case SfpFn::Lgamma: return std::lgamma(x);
     case SfpFn::SignBit: return std::signbit(x) ? 1.0 : 0.0;
+    case SfpFn::FrexpMantissa:
+    case SfpFn::FrexpExponent: {
+      if (!std::isfinite(x)) return f == SfpFn::FrexpMantissa ? x : 0.0;
+      int e = 0;
+      const double m = std::frexp(x, &e);
+      return f == SfpFn::FrexpMantissa ? m : static_cast<double>(e);
+    }
     case SfpFn::I0: return special::first_kind(x, 0, true);
     case SfpFn::I0e: return special::i_scaled(x, 0);
     case SfpFn::I1: return special::odd(x, special::first_kind(x, 1, true));

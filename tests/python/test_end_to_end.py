@@ -87,11 +87,7 @@ def test_graph_breaks_compile_and_run_every_subgraph():
     assert r.cycles == sum(st["chip"]["cycles"] for st in r.summary["stats"]["subgraphs"])
 
 
-def test_empty_tensors_compute_nothing_and_empty_reductions_are_refused():
-    import pytest
-
-    from spyre_sim._core import core
-
+def test_empty_tensors_compute_nothing_and_empty_products_give_torchs_values():
     a = torch.randn(0, 5, dtype=torch.float16)
     b = torch.randn(5, 10, dtype=torch.float16)
     r = spyre_sim.run(lambda x, y: torch.mm(x, y) + 1, (a, b))
@@ -101,6 +97,17 @@ def test_empty_tensors_compute_nothing_and_empty_reductions_are_refused():
     k0 = (torch.randn(3, 0, dtype=torch.float16), torch.randn(0, 4, dtype=torch.float16))
     r = spyre_sim.run(torch.mm, k0)
     assert r.outputs_match is True and bool((r.outputs == 0).all())
-    # addmm's bias beside an empty product is still refused by name.
-    with pytest.raises(core.SpyreError, match="aten.addmm.*zero elements"):
-        spyre_sim.run(lambda x, y: torch.addmm(torch.ones(4, dtype=torch.float16), x, y), k0)
+    # addmm with K = 0 is beta * bias broadcast (beta = 0: zeros, whatever the bias holds).
+    for bias in (torch.arange(4, dtype=torch.float16), torch.full((3, 1), float("nan")).half()):
+        for beta in (1.0, 0.5, 0.0):
+            def f(c, x, y, beta=beta):
+                return torch.addmm(c, x, y, beta=beta, alpha=3.0)
+
+            r = spyre_sim.run(f, (bias, *k0), arch="tiny", cache=False)
+            want = f(bias, *k0)
+            assert torch.equal(r.outputs, want) or (beta != 0 and r.outputs.isnan().all()), \
+                (bias, beta, r.outputs)
+    # A sum over an empty dim: zeros (Inductor writes them as a constant).
+    r = spyre_sim.run(lambda x: x.sum(0) * 2, (torch.randn(0, 4, dtype=torch.float16),),
+                      arch="tiny", cache=False)
+    assert r.outputs_match is True and torch.equal(r.outputs, torch.zeros(4, dtype=torch.float16))

@@ -90,6 +90,28 @@ def test_a_changed_outcome_is_reported(expected):
     assert not opinfo.differences({refused: expected["ops"][refused]}, expected)
 
 
+def test_dtype_refusals_are_told_apart_from_other_refusals():
+    """The coverage figure's denominator leaves out the ops refused for a dtype the chip lacks;
+    an op with any other refusal stays in it."""
+    def res(*reasons):
+        return {f"d{i}": {"outcome": "refused" if r else "pass", "reason": r, "samples": []}
+                for i, r in enumerate(reasons)}
+
+    results = {
+        "fft": res("sample 0: CaptureError: a complex64 tensor in the graph: the chip has no "
+                   "complex dtype (FFTs and complex arithmetic do not run on it)"),
+        "double": res("sample 0: SpyreError: <graph_0>: buffer buf0: field 'dtype': dtype "
+                      "'float64': the chip has no such type (it has float16, ...)", ""),
+        "cuda_only": res("no CPU kernel in any dtype (a CUDA-only op): no eager result to "
+                         "compare with"),
+        "mixed": res("sample 0: CaptureError: a complex64 tensor in the graph: the chip has no "
+                     "complex dtype", "sample 1: SpyreError: unsupported op"),
+        "linalg": res("sample 0: SpyreError: node op0 (aten.linalg_qr.default): unsupported op"),
+        "add": res(""),
+    }
+    assert opinfo.dtype_refused(results) == ["cuda_only", "double", "fft"]
+
+
 def test_a_crashing_worker_is_an_internal_error(monkeypatch):
     """A worker that dies (a segfault in the simulator, say) is recorded against its op."""
     monkeypatch.setenv("SPYRE_OPINFO_CRASH", "abs")

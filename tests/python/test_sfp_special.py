@@ -66,3 +66,28 @@ def test_polygamma(n):
 
 def test_airy_ai():
     _check(torch.special.airy_ai, torch.tensor([-60.0, -5.0, -1.0, 0.0, 0.5, 1.0, 10.0, 110.0]))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+def test_frexp_gives_eagers_mantissa_and_exponent(dtype):
+    """frexp's two results (one IR op with two outputs) bit for bit, the edges included: 0 and
+    -0, the infinities and NaN (exponent 0), subnormals, the dtype's extremes."""
+    info = torch.finfo(dtype)
+    x = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), float("nan"), 3.0, -1.5, 1e-3,
+                      info.max, -info.max, info.tiny, info.tiny / 4, info.eps], dtype=dtype)
+    r = spyre_sim.run(torch.frexp, (x,), arch="tiny", cache=False)
+    mantissa, exponent = r.outputs
+    want_m, want_e = torch.frexp(x)
+    assert mantissa.dtype == dtype and exponent.dtype == torch.int32
+    assert torch.equal(exponent, want_e)
+    assert torch.equal(mantissa.view(torch.int16 if dtype != torch.float32 else torch.int32),
+                       want_m.view(torch.int16 if dtype != torch.float32 else torch.int32))
+
+
+def test_truncdiv_rounds_toward_zero_at_int32s_extremes():
+    """Inductor's truncdiv (lcm divides by the gcd with it): C's a / b on int32."""
+    a = torch.tensor([7, -7, 7, -7, 2**31 - 1, -2**31, 2**31 - 1, 5, 0], dtype=torch.int32)
+    b = torch.tensor([2, 2, -2, -2, 3, 7, 2**31 - 2, 1, 3], dtype=torch.int32)
+    r = spyre_sim.run(lambda x, y: torch.div(x, y, rounding_mode="trunc"), (a, b), arch="tiny",
+                      cache=False)
+    assert torch.equal(r.outputs, torch.div(a, b, rounding_mode="trunc"))
