@@ -27,35 +27,6 @@ bool a_needs_copy(const ir::TensorView& t) {
   return s1 != 1 && s1 != 0;
 }
 
-// The pointwise node writing `src` row-major into `dst` (a new buffer of src's shape).
-ir::Node copy_node(const ir::Node& mm, const std::string& name, const ir::TensorView& src,
-                   const std::string& dst, const std::vector<int64_t>& stride) {
-  ir::Node c;
-  c.name = name;
-  c.kind = "pointwise";
-  c.outputs = {dst};
-  c.origins = mm.origins;
-  c.aten = mm.aten;
-  c.source = mm.source;
-  ir::Affine from, to;
-  from.offset = src.offset;
-  for (size_t d = 0; d < src.size.size(); ++d) {
-    const std::string v = "x" + std::to_string(d);
-    c.vars.push_back(v);
-    c.sizes.push_back(src.size[d]);
-    from.coeffs[v] = src.stride[d];
-    to.coeffs[v] = stride[d];
-  }
-  ir::Op ld;
-  ld.id = "v0", ld.op = "load", ld.buffer = src.buffer, ld.dtype = src.dtype;
-  ld.index = graph_edit::index_of(from);
-  ir::Op st;
-  st.op = "store", st.args = {"v0"}, st.buffer = dst;
-  st.index = graph_edit::index_of(to);
-  c.body = {ld, st};
-  return c;
-}
-
 }  // namespace
 
 std::vector<ColumnReduction> copy_transposed_matmul_a(ir::Graph& g) {
@@ -73,7 +44,7 @@ std::vector<ColumnReduction> copy_transposed_matmul_a(ir::Graph& g) {
       const ColumnReduction rec{n.name, names.node(n.name + "_a_copy"),
                                 names.buffer(n.name + "_a_rows")};
       const auto stride = graph_edit::add_intermediate(g, rec.buffer, t.dtype, t.size);
-      out.push_back(copy_node(n, rec.copy_node, t, rec.buffer, stride));
+      out.push_back(graph_edit::copy_node(n, rec.copy_node, t, {}, rec.buffer, stride));
       t.buffer = rec.buffer, t.stride = stride, t.offset = 0;
       done.push_back(rec);
     }

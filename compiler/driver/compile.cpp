@@ -22,6 +22,7 @@
 #include "spyre/compiler/lx_plan.h"
 #include "spyre/compiler/lx_residency.h"
 #include "spyre/compiler/matmul_operand_copy.h"
+#include "spyre/compiler/select.h"
 #include "spyre/compiler/split_reduction.h"
 #include "spyre/compiler/transpose.h"
 #include "spyre/error.h"
@@ -432,7 +433,8 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& chip,
   const CompileContext ctx(effective);
   ir::Graph loaded = ir::load_ir(j, file, ir::LoadOptions{opts.host_fallback});
   drop_empty_nodes(loaded, opts.host_fallback);
-  const std::vector<ColumnReduction> operand_copies = copy_transposed_matmul_a(loaded);
+  std::vector<ColumnReduction> operand_copies = copy_transposed_matmul_a(loaded);
+  for (auto& c : copy_select_operands(loaded)) operand_copies.push_back(c);
   const std::vector<ColumnReduction> columns = transpose_column_reductions(loaded);
   const std::vector<SplitReduction> splits =
       split_reductions(loaded, cfg, SplitReductionOptions{opts.split_reduction});

@@ -201,6 +201,14 @@ DmaShape shape(int64_t rows, int64_t cols, int64_t es, int64_t drs, int64_t dcs)
 
 bool select_lowers(const std::string& op_overload) { return overloads().count(op_overload) > 0; }
 
+bool select_rows_collapse(const std::vector<int64_t>& size, const std::vector<int64_t>& stride,
+                          int64_t dim) {
+  ir::TensorView v;
+  v.size = size, v.stride = stride;
+  RowWalk w;
+  return walk_rows(v, dim, w);
+}
+
 void lower_select(Kernel& k) {
   const Select s = parse(k);
   k.report["unit"] = "sfp";

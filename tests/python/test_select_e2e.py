@@ -100,3 +100,22 @@ def test_stable_sort_kthvalue_and_median_of_all_match_eager_exactly():
     _exact(got, want)
     got, want = _run(lambda t: torch.median(t), _distinct(9, 15, seed=5))
     _exact(got, want)
+
+
+@pytest.mark.parametrize("name,fn,copies", [
+    ("topk_dim1", lambda t: torch.topk(t, 3, dim=1), 3),
+    ("topk_dim1_smallest", lambda t: torch.topk(t, 2, dim=1, largest=False), 3),
+    ("sort_dim1", lambda t: torch.sort(t, dim=1, descending=True), 3),
+    ("kthvalue_dim2_of_4d", lambda t: torch.kthvalue(t.reshape(2, 3, 6, 5), 4, dim=2), 1),
+    ("kthvalue_keepdim", lambda t: torch.kthvalue(t, 2, dim=1, keepdim=True), 3),
+    ("topk_dim0", lambda t: torch.topk(t, 2, dim=0), 0),
+])
+def test_a_dim_that_does_not_walk_as_rows_goes_through_copies(name, fn, copies):
+    """[A, N, B] along N: the input is copied with N last and the outputs that keep the dim come
+    back through copies (compiler/divide/select_copy.cpp); dim 0 walks as it is."""
+    x = _distinct(6, 6, 5, seed=4)
+    x[1, 2, 3] = NAN
+    r = spyre_sim.run(fn, (x,), arch="tiny", cache=False)
+    _exact(list(r.outputs), list(fn(x)))
+    listed = [c for rep in r.reports for c in rep.get("operand_copies", [])]
+    assert len(listed) == copies, listed

@@ -84,4 +84,37 @@ inline std::vector<int64_t> add_intermediate(ir::Graph& g, const std::string& na
   return b.stride;
 }
 
+// A pointwise node `name` (attributed to `like`'s origins and source) copying `src` into buffer
+// `dst` with strides `dst_stride`: over `src`'s dims in the order `perm` (empty: as they are),
+// dst[x0, x1, ...] = src at dims perm[0], perm[1], ... .
+inline ir::Node copy_node(const ir::Node& like, const std::string& name, const ir::TensorView& src,
+                          const std::vector<size_t>& perm, const std::string& dst,
+                          const std::vector<int64_t>& dst_stride) {
+  ir::Node c;
+  c.name = name;
+  c.kind = "pointwise";
+  c.outputs = {dst};
+  c.origins = like.origins;
+  c.aten = like.aten;
+  c.source = like.source;
+  ir::Affine from, to;
+  from.offset = src.offset;
+  for (size_t i = 0; i < src.size.size(); ++i) {
+    const size_t d = perm.empty() ? i : perm[i];
+    const std::string v = "x" + std::to_string(i);
+    c.vars.push_back(v);
+    c.sizes.push_back(src.size[d]);
+    from.coeffs[v] = src.stride[d];
+    to.coeffs[v] = dst_stride[i];
+  }
+  ir::Op ld;
+  ld.id = "v0", ld.op = "load", ld.buffer = src.buffer, ld.dtype = src.dtype;
+  ld.index = index_of(from);
+  ir::Op st;
+  st.op = "store", st.args = {"v0"}, st.buffer = dst;
+  st.index = index_of(to);
+  c.body = {ld, st};
+  return c;
+}
+
 }  // namespace spyre::compiler::graph_edit
