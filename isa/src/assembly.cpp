@@ -246,7 +246,9 @@ class Assembler {
     } else if (d == ".k") {
       need_args(tok, 2);
       auto k = integer(tok[1], "kernel id");
-      if (k < 0 || k >= static_cast<int64_t>(p_.kernels.size()))
+      // As validate: with no .kernel at all, ids only attribute instructions (any 16-bit id).
+      if (k < 0 || k > 0xffff ||
+          (!p_.kernels.empty() && k >= static_cast<int64_t>(p_.kernels.size())))
         fail("kernel " + tok[1] + " is not declared with .kernel");
       kernel_ = static_cast<uint16_t>(k);
     } else {

@@ -119,6 +119,23 @@ TEST(Isa, NanOperandsKeepTheirSignAndPayloadThroughTheAssembly) {
   }
 }
 
+TEST(Isa, KernelIdsWithoutAKernelTableRoundTrip) {
+  // Found by the asm fuzz harness (tests/data/fuzz/asm/kernel_id_without_kernel_table.s): with
+  // no .kernel, instructions were accepted with id 0 but `.k 0` in the disassembly was not.
+  const std::string body =
+      "  dma.load dram=0 lx=0 bytes=64\n.k 3\n  dma.load dram=0 lx=0 bytes=64\n";
+  Program p = assemble(".spyre 1\n.cores 1\n.dram_bytes 4096\n.core 0\n" + body, "t.s");
+  EXPECT_EQ(p.cores[0][1].kernel, 3);
+  EXPECT_EQ(assemble(disassemble(p), "t.s"), p);
+  try {
+    assemble(".spyre 1\n.cores 1\n.dram_bytes 4096\n.kernel 0 k\n.core 0\n" + body, "bad.s");
+    ADD_FAILURE() << "an undeclared kernel id was accepted beside a kernel table";
+  } catch (const spyre::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("kernel 3 is not declared"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Isa, AssemblerTakesDefaultsAndNames) {
   Program p = assemble(
       ".spyre 1\n.cores 1\n.dram_bytes 4096\n.kernel 0 k\n.core 0\n"
