@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "spyre/compiler/ir.h"
@@ -23,9 +24,16 @@ bool is_int64(const json& v) {
 }
 
 // A JSON object together with the prefix naming where it is ("g.json: node op3").
+std::string join(const std::vector<std::string>& parts) {
+  std::string s;
+  for (const auto& p : parts) s += (s.empty() ? "" : ", ") + p;
+  return s;
+}
+
 struct Obj {
   const json& j;
   std::string where;
+  std::string context;  // appended to a dtype refusal: the ATen ops behind the value
 
   [[noreturn]] void fail(const std::string& key, const std::string& what) const {
     throw Error(where + ": field '" + key + "'", what);
@@ -82,9 +90,9 @@ struct Obj {
     try {
       return isa::dtype_from_name(s);
     } catch (const Error&) {
-      fail(key, "dtype '" + s +
-                    "': the chip has no such type (it has float16, bfloat16, "
-                    "float32, int8, int32 and bool; int64 for indices)");
+      fail(key, "dtype '" + s + "': the chip has no such type (it has float16, bfloat16, " +
+                    "float32, int8, int32 and bool; int64 for indices)" +
+                    (context.empty() ? "" : "; " + context));
     }
   }
 };
@@ -143,8 +151,8 @@ Index load_index(const Obj& op, const std::string& key) {
   return ix;
 }
 
-Op load_op(const json& j, const std::string& node_where, size_t pos) {
-  Obj o{j, node_where + ": body[" + std::to_string(pos) + "]"};
+Op load_op(const json& j, const std::string& node_where, size_t pos, const std::string& ops) {
+  Obj o{j, node_where + ": body[" + std::to_string(pos) + "]", ops};
   if (!j.is_object()) throw Error(o.where, "expected an object");
   Op op;
   op.op = o.str("op");
@@ -174,7 +182,7 @@ Op load_op(const json& j, const std::string& node_where, size_t pos) {
   if (op.op == "to_dtype" && !op.dtype) o.fail("dtype", "missing (the target dtype)");
   if (op.op == "masked") {
     const json& b = o.list("body");
-    for (size_t i = 0; i < b.size(); ++i) op.body.push_back(load_op(b[i], o.where, i));
+    for (size_t i = 0; i < b.size(); ++i) op.body.push_back(load_op(b[i], o.where, i, ops));
   }
   return op;
 }
@@ -230,7 +238,8 @@ Node load_node(const json& j, const std::string& file, size_t pos, const Graph& 
     if (n.kind == "reduction" && n.reduction_type.empty())
       o.fail("reduction_type", "missing for a reduction node");
     const json& body = o.list("body");
-    for (size_t i = 0; i < body.size(); ++i) n.body.push_back(load_op(body[i], o.where, i));
+    const std::string ops = n.aten.empty() ? "" : "from " + join(n.aten);
+    for (size_t i = 0; i < body.size(); ++i) n.body.push_back(load_op(body[i], o.where, i, ops));
     std::set<std::string> defined;
     check_ssa(n.body, o.where, defined);
     std::function<void(const std::vector<Op>&)> check_buffers = [&](const std::vector<Op>& ops) {
@@ -452,12 +461,23 @@ Graph load_ir(const nlohmann::json& j, const std::string& file, const LoadOption
   g.stage = top.has_value("stage") ? top.str("stage") : "";
   g.name = top.has_value("graph") ? top.str("graph") : "";
   const json& bufs = top.list("buffers");
+  // Which node writes each buffer, for a dtype refusal (the schema has checked the shapes).
+  std::map<std::string, std::string> writer;
+  for (const auto& nj : top.list("nodes"))
+    for (const auto& out : nj["outputs"]) {
+      std::vector<std::string> aten;
+      if (nj.contains("aten"))
+        for (const auto& a : nj["aten"]) aten.push_back(a.get<std::string>());
+      writer[out.get<std::string>()] = "written by node " + nj["name"].get<std::string>() +
+                                       (aten.empty() ? "" : " (" + join(aten) + ")");
+    }
   std::set<std::string> names;
   for (size_t i = 0; i < bufs.size(); ++i) {
     Obj o{bufs[i], file + ": buffers[" + std::to_string(i) + "]"};
     Buffer b;
     b.name = o.str("name");
     o.where = file + ": buffer " + b.name;
+    if (auto w = writer.find(b.name); w != writer.end()) o.context = w->second;
     if (!names.insert(b.name).second) o.fail("name", "duplicate buffer name");
     b.kind = o.str("kind");
     static const std::set<std::string> kinds = {"input",        "parameter", "constant",

@@ -236,7 +236,30 @@ TEST(IrLoad, HandWrittenTestGraphsMatchTheSchema) {
 TEST(IrLoad, DtypeTheSchemaAdmitsButTheDeviceLacks) {
   auto j = test::tiny_pointwise_ir();
   j["buffers"][0]["dtype"] = "float64";
-  EXPECT_NE(load_error(j).find("graph.json: buffer arg0_1: field 'dtype':"), std::string::npos)
+  EXPECT_NE(load_error(j).find("graph.json: buffer arg0_1: field 'dtype': dtype 'float64': the "
+                               "chip has no such type"),
+            std::string::npos)
+      << load_error(j);
+  // A buffer a node writes, and a body op's value, name the ATen ops behind them.
+  j = test::tiny_pointwise_ir();
+  j["nodes"][0]["aten"] = {"aten._to_copy.default"};
+  const std::string out = j["nodes"][0]["outputs"][0];
+  for (auto& b : j["buffers"])
+    if (b["name"] == out) b["dtype"] = "uint8";
+  EXPECT_NE(
+      load_error(j).find("dtype 'uint8': the chip has no such type (it has float16, "
+                         "bfloat16, float32, int8, int32 and bool; int64 for indices); "
+                         "written by node " +
+                         j["nodes"][0]["name"].get<std::string>() + " (aten._to_copy.default)"),
+      std::string::npos)
+      << load_error(j);
+  j = test::tiny_pointwise_ir();
+  j["nodes"][0]["aten"] = {"aten.mul.Tensor", "aten.double.default"};
+  j["nodes"][0]["body"][0]["dtype"] = "float64";
+  EXPECT_NE(load_error(j).find("field 'dtype': dtype 'float64': the chip has no such type"),
+            std::string::npos)
+      << load_error(j);
+  EXPECT_NE(load_error(j).find("; from aten.mul.Tensor, aten.double.default"), std::string::npos)
       << load_error(j);
 }
 
