@@ -396,6 +396,18 @@ void Builder::lower(const ir::Op& op) {
     val_[op.id + ".1"] = convert(e, DType::I32);
     return;
   }
+  if (op.op == "nextafter") {  // one unit in the last place of the op's own dtype
+    const DType dt = op_dtype(op, DType::F32), cdt = compute_dtype(dt);
+    if (!is_float(dt)) fail(op, "nextafter of an integer dtype");
+    const int a = convert(arg(op, 0), cdt), b = convert(arg(op, 1), cdt);
+    const int d = new_val(joined({a, b}, cdt));
+    const isa::SfpFn fn = dt == DType::F16    ? isa::SfpFn::NextAfterF16
+                          : dt == DType::BF16 ? isa::SfpFn::NextAfterBF16
+                                              : isa::SfpFn::NextAfter;
+    emit(TOp{TOp::Binary, fn, d, {a, b}, -1, 0});
+    val_[op.id] = d;
+    return;
+  }
   if (auto it = unary_fns().find(op.op); it != unary_fns().end()) {
     DType dt = compute_dtype(op_dtype(op, p_.vals[static_cast<size_t>(arg(op, 0))].dt));
     int a = convert(arg(op, 0), dt);

@@ -11,6 +11,7 @@
 #include "sfp_special.h"
 #include "spyre/arch/unit_timing.h"
 #include "spyre/error.h"
+#include "spyre/isa/dtype.h"
 #include "spyre/sim/units.h"
 
 namespace spyre::sim {
@@ -138,6 +139,23 @@ double shift(bool left, double a, double b, int bits) {
   return static_cast<double>(static_cast<int64_t>(u << pad) >> pad);
 }
 
+// The value next to a toward b in fp16 (half) or bf16: a step of one on a's bit pattern in
+// that format (away from zero when b lies beyond a, toward zero otherwise); from zero, the
+// smallest subnormal with b's sign.
+double next_after_16(double a, double b, bool bf16) {
+  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
+  if (a == b) return b;
+  const auto fa = static_cast<float>(a);
+  uint16_t h = bf16 ? isa::f32_to_bf16(fa) : isa::f32_to_f16(fa);
+  if (a == 0.0)
+    h = static_cast<uint16_t>((b > 0.0 ? 0x0000u : 0x8000u) | 1u);
+  else if ((a < b) == (a > 0.0))
+    ++h;
+  else
+    --h;
+  return bf16 ? isa::bf16_to_f32(h) : isa::f16_to_f32(h);
+}
+
 // `bits`: the width of the integer dtype the shifts work in.
 double binary(SfpFn f, double a, double b, int bits) {
   switch (f) {
@@ -174,6 +192,9 @@ double binary(SfpFn f, double a, double b, int bits) {
     case SfpFn::Xor: return ((a != 0.0) != (b != 0.0)) ? 1.0 : 0.0;
     case SfpFn::FloorDiv: return std::floor(a / b);
     case SfpFn::TruncDiv: return std::trunc(a / b);
+    case SfpFn::NextAfter: return std::nextafter(static_cast<float>(a), static_cast<float>(b));
+    case SfpFn::NextAfterF16: return next_after_16(a, b, false);
+    case SfpFn::NextAfterBF16: return next_after_16(a, b, true);
     case SfpFn::Shl:
     case SfpFn::Shr: return shift(f == SfpFn::Shl, a, b, bits);
     case SfpFn::ChebyshevT: return special::polynomial(special::Poly::ChebyshevT, a, b);

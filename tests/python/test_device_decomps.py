@@ -73,6 +73,19 @@ def test_transposed_convolutions_with_dilation_and_output_padding():
          _h(1, 4, 3, 4), _h(4, 3, 3, 2, seed=1))
 
 
+def test_3d_convolutions_as_2d_ones():
+    """conv3d: the depth taps stacked as channels (stride, padding, dilation and groups along
+    depth and in the plane); conv_transpose3d through a direct 3-D one."""
+    _run(lambda x, w, b: F.conv3d(x, w, b, stride=(2, 1, 1), padding=(1, 1, 0),
+                                  dilation=(2, 1, 1)),
+         _h(2, 4, 7, 6, 5), _h(6, 4, 3, 3, 2, seed=1), _h(6, seed=2))
+    _run(lambda x, w: F.conv3d(x, w, groups=2, stride=(1, 2, 1)), _h(1, 4, 5, 5, 5),
+         _h(6, 2, 2, 3, 3, seed=1))
+    _run(lambda x, w: F.conv_transpose3d(x, w, stride=(2, 1, 2), padding=(1, 0, 1),
+                                         output_padding=(1, 0, 0), groups=2, dilation=(1, 2, 1)),
+         _h(1, 4, 3, 4, 5), _h(4, 3, 3, 2, 3, seed=1))
+
+
 def test_max_pool_indices_from_loaded_values():
     _run(lambda x: F.max_pool2d(x, 3, stride=2, padding=1, ceil_mode=True, return_indices=True),
          _h(1, 2, 5, 6))

@@ -13,6 +13,7 @@ import pytest
 import torch
 
 import ir_eval
+import spyre_sim
 import regenerate
 from spyre_capture import compile_graph, to_json
 
@@ -158,3 +159,22 @@ def test_dtypes_are_carried():
         (ir,) = regenerate.capture_key(f"ops/{op}")
         seen |= {b["dtype"] for b in ir["buffers"]}
     assert {"float16", "bfloat16", "float32", "int8", "int32", "int64", "bool"} <= seen
+
+
+def test_narrow_index_values_are_recorded_as_int32_only_when_every_value_fits():
+    """Inductor types eye's indices as uint8: over 5 x 5 they hold 0..4 and are recorded as
+    int32 (eye runs on the chip); over a 300-long arange in uint8 they wrap, and the IR keeps
+    uint8 for the loader to refuse by name."""
+    from spyre_capture.capture import capture
+
+    def index_dtypes(fn, *inputs):
+        (ir,) = capture(fn, list(inputs))
+        return {op["dtype"] for n in ir["nodes"] for op in n.get("body") or []
+                if op["op"] == "index_expr"}
+
+    assert index_dtypes(lambda x: torch.linalg.matrix_power(x, 0), torch.randn(5, 5)) == {"int32"}
+    assert "uint8" in index_dtypes(lambda x: x + torch.arange(300, dtype=torch.uint8),
+                                   torch.zeros(300, dtype=torch.uint8))
+    result = spyre_sim.run(lambda x: torch.linalg.matrix_power(x, 0), (torch.randn(5, 5),),
+                           arch="tiny", cache=False)
+    assert torch.equal(result.outputs, torch.eye(5))

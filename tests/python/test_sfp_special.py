@@ -91,3 +91,20 @@ def test_truncdiv_rounds_toward_zero_at_int32s_extremes():
     r = spyre_sim.run(lambda x, y: torch.div(x, y, rounding_mode="trunc"), (a, b), arch="tiny",
                       cache=False)
     assert torch.equal(r.outputs, torch.div(a, b, rounding_mode="trunc"))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+def test_nextafter_steps_one_unit_of_the_tensors_own_dtype(dtype):
+    """nextafter bit for bit in each float dtype (the compiler computes fp16 and bf16 in fp32,
+    so the step must be the storage format's): from +-0 to the smallest subnormal with the
+    target's sign, up and down, toward zero from a negative value, from the largest finite
+    value to infinity, from infinity back, NaN, and equal operands."""
+    info = torch.finfo(dtype)
+    a = torch.tensor([0.0, -0.0, 1.0, -1.0, info.max, float("inf"), float("nan"), 3.5, 1e-3,
+                      -2.0, info.tiny], dtype=dtype)
+    b = torch.tensor([1.0, -1.0, 2.0, 0.0, float("inf"), 0.0, 1.0, 3.5, 0.0, -3.0, -1.0],
+                     dtype=dtype)
+    r = spyre_sim.run(torch.nextafter, (a, b), arch="tiny", cache=False)
+    bits = torch.int16 if dtype != torch.float32 else torch.int32
+    assert r.outputs.dtype == dtype
+    assert torch.equal(r.outputs.view(bits), torch.nextafter(a, b).view(bits))

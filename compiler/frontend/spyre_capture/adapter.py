@@ -585,7 +585,7 @@ def _loop_node_ir(snode: Any, source_root: str) -> dict:
     reduce_sizes = _ints(reduce_sizes, "reduction size")
     xs = [sympy.Symbol(f"x{i}", integer=True, nonnegative=True) for i in range(len(iter_sizes))]
     rs = [sympy.Symbol(f"r{i}", integer=True, nonnegative=True) for i in range(len(reduce_sizes))]
-    recorder = _Recorder([s.name for s in (*xs, *rs)])
+    recorder = _Recorder([s.name for s in (*xs, *rs)], sizes=[*iter_sizes, *reduce_sizes])
     with V.set_ops_handler(recorder):
         snode._body(xs, rs, allow_same_symbol_in_index=True)
     reduction_type = snode.node.get_reduction_type() if snode.is_reduction() else None
@@ -599,6 +599,23 @@ def _loop_node_ir(snode: Any, source_root: str) -> dict:
         "body": recorder.ops,
     })
     return out
+
+
+_NARROW_INTS = {torch.uint8: (0, 255), torch.int16: (-2**15, 2**15 - 1)}
+
+
+def _fits_int32_range(affine: dict | None, var_names: Sequence[str], sizes: Sequence[int],
+                      dtype: torch.dtype) -> bool:
+    """True when `dtype` is a narrow integer type the chip lacks and the affine index takes
+    only values that type holds over loops of extents `sizes`."""
+    if dtype not in _NARROW_INTS or affine is None or len(sizes) != len(var_names):
+        return False
+    lo = hi = affine["offset"]
+    for name, n in zip(var_names, sizes):
+        step = affine["coeffs"].get(name, 0) * (max(n, 1) - 1)
+        lo, hi = lo + min(step, 0), hi + max(step, 0)
+    low, high = _NARROW_INTS[dtype]
+    return low <= lo and hi <= high
 
 
 class _Value:
@@ -626,8 +643,10 @@ def _dtype_rules() -> DtypePropagationOpsHandler:
 class _Recorder(DefaultHandler):
     """Ops handler that records each op of a LoopBody replay as an SSA instruction."""
 
-    def __init__(self, var_names: list[str], counter: list[int] | None = None):
+    def __init__(self, var_names: list[str], counter: list[int] | None = None,
+                 sizes: Sequence[int] = ()):
         self.var_names = var_names
+        self.sizes = list(sizes)  # each loop variable's extent, for index_expr's range
         self.ops: list[dict] = []
         self._counter = counter if counter is not None else [0]
 
@@ -667,10 +686,25 @@ class _Recorder(DefaultHandler):
 
     # -- values
     def constant(self, value: Any, dtype: torch.dtype) -> _Value:
-        return self._emit("constant", [], dtype, value=_jsonable(value))
+        """A constant; one of a narrow integer type the chip lacks is recorded as int32 when the
+        type holds its value (eye's folded indices), as index_expr's are."""
+        v = self._emit("constant", [], dtype, value=_jsonable(value))
+        if (dtype in _NARROW_INTS and isinstance(value, (int, bool))
+                and _NARROW_INTS[dtype][0] <= int(value) <= _NARROW_INTS[dtype][1]):
+            self.ops[-1]["dtype"] = "int32"
+        return v
 
     def index_expr(self, expr: Any, dtype: torch.dtype) -> _Value:
-        return self._emit("index_expr", [], dtype, index=self._index(expr))
+        """An index as a value. Inductor types some as a narrow integer the chip lacks (eye's
+        as uint8); when every value the affine index takes over the loop fits that type, it is
+        recorded as int32, which holds the same values. The value keeps Inductor's dtype for
+        the ops that read it, so arithmetic that could wrap in the narrow type still names
+        it."""
+        index = self._index(expr)
+        v = self._emit("index_expr", [], dtype, index=index)
+        if _fits_int32_range(index["affine"], self.var_names, self.sizes, dtype):
+            self.ops[-1]["dtype"] = "int32"
+        return v
 
     def to_dtype(self, x: Any, dtype: torch.dtype, src_dtype: Any = None, use_compute_types: bool = True) -> _Value:
         return self._emit("to_dtype", [x], dtype)
@@ -695,7 +729,7 @@ class _Recorder(DefaultHandler):
                          "size": _jsonable(size), "lower": bool(lower), "upper": bool(upper)})
 
     def masked(self, mask: Any, body: Callable[[], Any], other: Any) -> _Value:
-        sub = _Recorder(self.var_names, self._counter)
+        sub = _Recorder(self.var_names, self._counter, self.sizes)
         with V.set_ops_handler(sub):
             result = body()
         dtype = result.dtype if isinstance(result, _Value) else None

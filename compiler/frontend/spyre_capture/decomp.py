@@ -4,6 +4,7 @@ CPU Inductor has no scan lowering, calls ATen for the batched GEMM variants and 
 1-D convolutions, and lowers the accumulating scatters to stores in `atomic_add` mode. None of
 those run on the chip; each is rewritten here, before Inductor lowers the graph, into ops the
 spyre compiler maps: reductions with an index mask, comparisons, GEMMs and 2-D convolutions.
+3-D convolutions, direct and transposed, become 2-D ones too.
 Each function takes and returns what the ATen overload it replaces does, and returns
 NotImplemented where it does not apply (the op is then traced as it is).
 
@@ -155,37 +156,71 @@ def addbmm(input: torch.Tensor, batch1: torch.Tensor, batch2: torch.Tensor, *,
 def convolution(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
                 stride: Sequence[int], padding: Sequence[int], dilation: Sequence[int],
                 transposed: bool, output_padding: Sequence[int], groups: int) -> Any:
-    """A 1-D convolution as a 2-D one of height 1; a transposed 2-D convolution as a direct one
-    over the input with stride - 1 zeros between its elements, padded by dilation * (k - 1) -
-    padding (plus output_padding after), with each group's weight transposed and flipped.
-    2-D direct convolutions are left to the compiler's own lowering."""
+    """The convolutions the compiler has no lowering for, as 2-D direct ones (which it lowers
+    itself as an implicit GEMM, compiler/lower/conv.cpp):
+    - 1-D: a 2-D convolution of height 1;
+    - transposed (1-, 2- or 3-D): a direct one over the input with stride - 1 zeros between its
+      elements, padded by dilation * (k - 1) - padding (plus output_padding after), with each
+      group's weight transposed and flipped;
+    - 3-D direct: the kernel's depth taps become input channels. For output depth d, tap t
+      reads input depth d * stride + t * dilation (after depth padding); the taps' slices are
+      stacked beside each channel ([N * D_out, C * KD, H, W], group by group as the weight's
+      [OC, C / groups * KD, KH, KW] reshape orders them), so one 2-D convolution with K = C *
+      KD * KH * KW computes every output depth."""
     if input.dim() == 3:
         args = (input.unsqueeze(2), weight.unsqueeze(2), bias, [1, *stride], [0, *padding],
                 [1, *dilation], transposed, [0, *output_padding], groups)
         out = convolution(*args) if transposed else aten.convolution.default(*args)
         return out.squeeze(2)
-    if input.dim() != 4 or not transposed:
+    if input.dim() not in (4, 5):
         return NotImplemented
-    n, cin, h, w = input.shape
-    cout_g, kh, kw = weight.shape[1], weight.shape[2], weight.shape[3]
+    if transposed:
+        return _transposed_as_direct(input, weight, bias, stride, padding, dilation,
+                                     output_padding, groups)
+    if input.dim() == 4:
+        return NotImplemented
+    n, c, depth = input.shape[0], input.shape[1], input.shape[2]
+    oc, kd = weight.shape[0], weight.shape[2]
+    d_out = (depth + 2 * padding[0] - dilation[0] * (kd - 1) - 1) // stride[0] + 1
+    x = torch.nn.functional.pad(input, [0, 0, 0, 0, padding[0], padding[0]])
+    span = (d_out - 1) * stride[0] + 1
+    taps = [x[:, :, t * dilation[0]:t * dilation[0] + span:stride[0]] for t in range(kd)]
+    x = torch.stack(taps, dim=2)  # [N, C, KD, D_out, H, W]
+    h, w = x.shape[4], x.shape[5]
+    x = x.permute(0, 3, 1, 2, 4, 5).reshape(n * d_out, c * kd, h, w)
+    w2 = weight.reshape(oc, weight.shape[1] * kd, weight.shape[3], weight.shape[4])
+    out = aten.convolution.default(x, w2, bias, list(stride[1:]), list(padding[1:]),
+                                   list(dilation[1:]), False, [0, 0], groups)
+    return out.reshape(n, d_out, oc, out.shape[2], out.shape[3]).permute(0, 2, 1, 3, 4)
+
+
+def _transposed_as_direct(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
+                          stride: Sequence[int], padding: Sequence[int],
+                          dilation: Sequence[int], output_padding: Sequence[int],
+                          groups: int) -> Any:
+    """A transposed 2- or 3-D convolution as the direct one convolution() describes."""
+    spatial = input.dim() - 2
+    cin = input.shape[1]
+    cout_g, ks = weight.shape[1], list(weight.shape[2:])
     x = input
-    for axis, s in ((2, stride[0]), (3, stride[1])):  # s - 1 zeros between elements
+    for i, s in enumerate(stride):  # s - 1 zeros between elements
+        axis = 2 + i
         if s > 1:
             size = x.shape[axis]
             x = torch.nn.functional.pad(x.unsqueeze(axis + 1),
-                                        [0, 0] * (4 - axis - 1) + [0, s - 1])
+                                        [0, 0] * (spatial + 2 - axis - 1) + [0, s - 1])
             shape = list(x.shape)
             x = x.reshape(shape[:axis] + [size * s] + shape[axis + 2:])
             x = x.narrow(axis, 0, (size - 1) * s + 1)
     pads = []
-    for axis in (1, 0):  # F.pad lists the last dim first
-        lo = dilation[axis] * ((kh, kw)[axis] - 1) - padding[axis]
-        pads += [lo, lo + output_padding[axis]]
+    for i in reversed(range(spatial)):  # F.pad lists the last dim first
+        lo = dilation[i] * (ks[i] - 1) - padding[i]
+        pads += [lo, lo + output_padding[i]]
     x = torch.nn.functional.pad(x, pads)
-    wt = weight.reshape(groups, cin // groups, cout_g, kh, kw).transpose(1, 2)
-    wt = wt.reshape(groups * cout_g, cin // groups, kh, kw).flip(-2, -1)
-    return aten.convolution.default(x, wt, bias, [1, 1], [0, 0], list(dilation), False,
-                                    [0, 0], groups)
+    wt = weight.reshape(groups, cin // groups, cout_g, *ks).transpose(1, 2)
+    wt = wt.reshape(groups * cout_g, cin // groups, *ks).flip(list(range(2, 2 + spatial)))
+    return aten.convolution.default(x, wt, bias, [1] * spatial, [0] * spatial, list(dilation),
+                                    False, [0] * spatial, groups)  # a 3-D one decomposes again
 
 
 # --- searching ----------------------------------------------------------------------------------
