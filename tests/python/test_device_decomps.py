@@ -103,6 +103,18 @@ def test_masked_scatter_and_masked_accumulating_index_put():
 # --- decomp_ops.py: ATen fallbacks rewritten for the device ------------------------------------
 
 
+@pytest.mark.parametrize("p", [0.0, 1.0, 2.0, 1.5, float("inf")])
+def test_pdist_gathers_its_pairs_by_constant_indices(p):
+    """pdist's pair indices are tensor constants Inductor lifts out of the graph: the IR lists
+    them as inputs (`constants`) and the runner passes their values (zeros were read before)."""
+    from spyre_capture.capture import capture
+
+    (ir,) = capture(lambda x: F.pdist(x, p), [_h(5, 3)])
+    assert len(ir["constants"]) == 2 and ir["inputs"][1:] == ir["constants"]
+    result = _run(lambda x: F.pdist(x, p), _h(5, 3))
+    assert result.outputs.shape == (10,) and result.outputs.abs().sum() > 0
+
+
 @pytest.mark.parametrize("mode", ["sum", "mean", "max"])
 def test_embedding_bag_with_padding_and_a_last_offset(mode):
     weight = _h(10, 4)

@@ -333,13 +333,18 @@ def _build_graph_ir(graph: Any, name: str, static_idxs: set[int], source_root: s
             kind = "parameter" if i in static_idxs else "input"
             buffers[in_name] = _buffer(in_name, kind, value.get_layout())
             inputs.append(in_name)
-        for const_name in sorted(graph.constants):
+        # A tensor constant Inductor lifted out of the graph (a decomposition's torch.tensor
+        # of indices) is one more input, after the graph's own: compile_graph's runner supplies
+        # its values from the graph module at each call.
+        constants = sorted(graph.constants)
+        for const_name in constants:
             t = graph.constants[const_name]
             buffers[const_name] = {
                 "name": const_name, "kind": "constant", "dtype": _dtype(t.dtype),
                 "size": list(t.shape), "stride": list(t.stride()), "offset": t.storage_offset(),
                 "view_of": None,
             }
+            inputs.append(const_name)
         nodes = []
         for snode in graph.scheduler.nodes:
             for sub in snode.get_nodes():
@@ -366,6 +371,8 @@ def _build_graph_ir(graph: Any, name: str, static_idxs: set[int], source_root: s
         "outputs": outputs,
         "nodes": nodes,
     }
+    if constants:
+        doc["constants"] = constants
     random_seeds.seeds_as_input(doc)
     return doc
 

@@ -11,6 +11,7 @@ from typing import Any
 import torch
 
 from . import adapter
+from .errors import CaptureError
 
 Runner = Callable[[list[torch.Tensor]], Sequence[torch.Tensor]]
 MakeRunner = Callable[[dict], Runner]
@@ -29,10 +30,29 @@ def compile_graph(
 
     `make_runner(ir)` is called once per captured graph, at compile time; the runner takes the
     post-AOT flat inputs in `ir["inputs"]` order and returns tensors in `ir["outputs"]` order.
+    The tensor constants Inductor lifted out of the graph (`ir["constants"]`, the last of
+    `ir["inputs"]`) are appended to each call's inputs from the graph module.
     `source_root` (default: the working directory) is what `source` paths are made relative to.
     `ir_store` (ir_cache.Store): where captured IR is looked up and kept between runs.
     """
-    return _compile(gm, example_inputs, lambda ir, _gm: make_runner(ir), source_root, ir_store)
+    return _compile(gm, example_inputs,
+                    lambda ir, post_gm: _with_constants(ir, post_gm, make_runner(ir)),
+                    source_root, ir_store)
+
+
+def _with_constants(ir: dict, gm: torch.fx.GraphModule, runner: Runner) -> Runner:
+    """`runner` with the values of the graph's lifted tensor constants appended to its inputs."""
+    names = ir.get("constants", [])
+    if not names:
+        return runner
+    values = []
+    for name in names:
+        value = getattr(gm, name, None)
+        if not isinstance(value, torch.Tensor):
+            raise CaptureError(f"graph {ir.get('graph')}: tensor constant {name} is not an "
+                               "attribute of the graph module: its values cannot be supplied")
+        values.append(value)
+    return lambda inputs: runner([*inputs, *values])
 
 
 class Capture(list):

@@ -3,6 +3,7 @@ each is rewritten into element-wise ops, reductions, gathers and GEMMs, as the o
 are (the same contract: the ATen overload's arguments and results).
 
 - _cdist_forward: the distance of every pair, one reduction over the features.
+- _pdist_forward: the same over the rows of one matrix, pairs i < j gathered by index.
 - _trilinear (nn.functional.bilinear): the three operands broadcast and multiplied, one sum.
 - histc: each element's bin, then one count per bin (a comparison and a sum).
 - nonzero_static: the n-th nonzero element's position through a prefix count.
@@ -24,6 +25,7 @@ aten = torch.ops.aten
 def op_decompositions() -> dict[Any, Callable[..., Any]]:
     return {
         aten._cdist_forward.default: cdist,
+        aten._pdist_forward.default: pdist,
         aten._trilinear.default: trilinear,
         aten.histc.default: histc,
         aten.nonzero_static.default: nonzero_static,
@@ -37,9 +39,13 @@ def op_decompositions() -> dict[Any, Callable[..., Any]]:
 
 def _pair_distances(x1: torch.Tensor, x2: torch.Tensor, p: float) -> torch.Tensor:
     """[..., P, M] and [..., R, M] -> [..., P, R]: the p-norm of each pair's difference."""
-    d = (x1.unsqueeze(-2) - x2.unsqueeze(-3)).abs()
+    return _p_norm((x1.unsqueeze(-2) - x2.unsqueeze(-3)).abs(), p).to(x1.dtype)
+
+
+def _p_norm(d: torch.Tensor, p: float) -> torch.Tensor:
+    """The p-norm over the last dim of `d` (|differences|): p = 0 counts the nonzeros."""
     if p == 0:
-        return (d != 0).sum(-1).to(x1.dtype)
+        return (d != 0).sum(-1)
     if p == math.inf:
         return d.amax(-1)
     if p == 1:
@@ -47,6 +53,19 @@ def _pair_distances(x1: torch.Tensor, x2: torch.Tensor, p: float) -> torch.Tenso
     if p == 2:
         return (d * d).sum(-1).sqrt()
     return d.pow(p).sum(-1).pow(1.0 / p)
+
+
+def pdist(x: torch.Tensor, p: float = 2) -> torch.Tensor:
+    """[N, M] -> [N * (N - 1) / 2]: the distance of rows i < j, in torch's order (i, then j).
+    The pairs are known at compile time: two gathers by constant row indices, one norm."""
+    n = x.shape[0]
+    first = [i for i in range(n) for _ in range(i + 1, n)]
+    second = [j for i in range(n) for j in range(i + 1, n)]
+    if not first or x.shape[1] == 0:
+        return x.new_zeros(len(first))
+    i = torch.tensor(first, dtype=torch.int64, device=x.device)
+    j = torch.tensor(second, dtype=torch.int64, device=x.device)
+    return _p_norm((x[i] - x[j]).abs(), p).to(x.dtype)
 
 
 def cdist(x1: torch.Tensor, x2: torch.Tensor, p: float, compute_mode: int | None) -> torch.Tensor:
