@@ -115,6 +115,16 @@ def test_pdist_gathers_its_pairs_by_constant_indices(p):
     assert result.outputs.shape == (10,) and result.outputs.abs().sum() > 0
 
 
+def test_nanmedian_skips_nan_and_takes_the_lower_middle():
+    x = torch.tensor([[1.0, float("nan"), 3.0, 2.0], [2.0, 1.0, 2.0, 1.0],
+                      [5.0, 4.0, float("nan"), float("nan")]], dtype=torch.float16)
+    result = _run(lambda t: torch.nanmedian(t, 1), x)
+    values, indices = result.outputs
+    assert torch.equal(values, torch.tensor([2.0, 1.0, 4.0], dtype=torch.float16))
+    assert indices.tolist() == torch.nanmedian(x, 1).indices.tolist() == [3, 3, 1]
+    _run(torch.nanmedian, _h(3, 5))
+
+
 @pytest.mark.parametrize("mode", ["sum", "mean", "max"])
 def test_embedding_bag_with_padding_and_a_last_offset(mode):
     weight = _h(10, 4)

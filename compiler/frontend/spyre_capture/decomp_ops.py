@@ -5,6 +5,8 @@ are (the same contract: the ATen overload's arguments and results).
 - _cdist_forward: the distance of every pair, one reduction over the features.
 - _pdist_forward: the same over the rows of one matrix, pairs i < j gathered by index.
 - _trilinear (nn.functional.bilinear): the three operands broadcast and multiplied, one sum.
+- nanmedian: a sort (NaN last) and a gather at the lower middle of the values that are not
+  NaN.
 - histc: each element's bin, then one count per bin (a comparison and a sum).
 - nonzero_static: the n-th nonzero element's position through a prefix count.
 - _embedding_bag_forward_only: the rows gathered, and a [bags, indices] membership that a GEMM
@@ -28,6 +30,8 @@ def op_decompositions() -> dict[Any, Callable[..., Any]]:
         aten._pdist_forward.default: pdist,
         aten._trilinear.default: trilinear,
         aten.histc.default: histc,
+        aten.nanmedian.default: nanmedian,
+        aten.nanmedian.dim: nanmedian_dim,
         aten.nonzero_static.default: nonzero_static,
         aten._embedding_bag_forward_only.default: embedding_bag,
         aten._embedding_bag.default: embedding_bag,
@@ -90,6 +94,30 @@ def trilinear(i1: torch.Tensor, i2: torch.Tensor, i3: torch.Tensor, expand1: lis
         return t
     prod = grow(i1, expand1) * grow(i2, expand2) * grow(i3, expand3)
     return prod.sum(list(sumdim)) if sumdim else prod
+
+
+# --- medians -----------------------------------------------------------------------------------
+
+
+def nanmedian(x: torch.Tensor) -> torch.Tensor:
+    """The lower median of the values that are not NaN (NaN when there is none)."""
+    return nanmedian_dim(x.reshape(-1), 0)[0]
+
+
+def nanmedian_dim(x: torch.Tensor, dim: int = 0, keepdim: bool = False
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
+    """(values, indices) of the lower median along `dim` ignoring NaN: a stable sort puts NaN
+    last, and the answer is at position (count - 1) // 2 of the count that are not NaN. Ties
+    give the index torch's CPU kernel gives on small slices (its nth_element sorts them); a
+    slice that is all NaN gives NaN at the first NaN's index, where torch's index is whichever
+    its nth_element leaves first (torch documents median indices as not unique)."""
+    if x.dim() == 0:
+        return x.clone(), torch.zeros((), dtype=torch.int64)
+    values, indices = torch.sort(x, dim=dim, stable=True)
+    count = (~torch.isnan(x)).sum(dim, keepdim=True)
+    k = torch.clamp((count - 1) // 2, min=0)
+    v, i = values.gather(dim, k), indices.gather(dim, k)
+    return (v, i) if keepdim else (v.squeeze(dim), i.squeeze(dim))
 
 
 # --- counting ----------------------------------------------------------------------------------
