@@ -125,6 +125,26 @@ def test_nanmedian_skips_nan_and_takes_the_lower_middle():
     _run(torch.nanmedian, _h(3, 5))
 
 
+def test_an_empty_output_no_node_writes_is_made_by_the_host():
+    """Training-mode batch norm returns an empty uint8 reserve (a dtype the chip lacks) that no
+    kernel writes: it is left out of the device program and made on the host, and the other
+    outputs come from the chip."""
+    from spyre_capture.capture import capture
+    from spyre_capture.capture import _split_unwritten_empty_outputs as split
+
+    def f(x, w, b, mean, var):
+        return torch.ops.aten._batch_norm_with_update(x, w, b, mean, var, 0.1, 1e-5)
+
+    args = (_h(2, 3, 4, 4), _h(3, seed=1), _h(3, seed=2), torch.zeros(3, dtype=torch.float16),
+            torch.ones(3, dtype=torch.float16))
+    (ir,) = capture(f, [a.clone() for a in args])
+    device_ir, empties = split(ir)
+    assert [(i, o["dtype"], o["size"]) for i, o in empties] == [(3, "uint8", [0])]
+    assert all(b["dtype"] != "uint8" for b in device_ir["buffers"])
+    result = _run(f, *args)
+    assert result.outputs[3].dtype == torch.uint8 and result.outputs[3].shape == (0,)
+
+
 @pytest.mark.parametrize("mode", ["sum", "mean", "max"])
 def test_embedding_bag_with_padding_and_a_last_offset(mode):
     weight = _h(10, 4)

@@ -35,9 +35,49 @@ def compile_graph(
     `source_root` (default: the working directory) is what `source` paths are made relative to.
     `ir_store` (ir_cache.Store): where captured IR is looked up and kept between runs.
     """
-    return _compile(gm, example_inputs,
-                    lambda ir, post_gm: _with_constants(ir, post_gm, make_runner(ir)),
-                    source_root, ir_store)
+    def on_graph(ir: dict, post_gm: torch.fx.GraphModule) -> Runner:
+        device_ir, empties = _split_unwritten_empty_outputs(ir)
+        runner = _with_constants(device_ir, post_gm, make_runner(device_ir))
+        return runner if not empties else _with_empty_outputs(runner, empties)
+
+    return _compile(gm, example_inputs, on_graph, source_root, ir_store)
+
+
+def _split_unwritten_empty_outputs(ir: dict) -> tuple[dict, list[tuple[int, dict]]]:
+    """The IR without the graph outputs that have no elements and that no node writes (the
+    empty uint8 reserve of training-mode batch norm): they need no device memory, and the
+    host makes them. Returns the IR to compile and each such output with its position; the IR
+    is returned as it is when nothing (or every output) would go."""
+    written = {b for n in ir.get("nodes", []) for b in n.get("outputs", [])}
+    kinds = {b["name"]: b["kind"] for b in ir.get("buffers", [])}
+    empties = [(i, o) for i, o in enumerate(ir.get("outputs", []))
+               if 0 in o.get("size", []) and o["buffer"] not in written
+               and kinds.get(o["buffer"]) in ("intermediate", "output")]
+    if not empties or len(empties) == len(ir["outputs"]):
+        return ir, []
+    gone = {o["buffer"] for _, o in empties}
+    read = {t.get("buffer") for n in ir["nodes"] for t in n.get("inputs", [])
+            if isinstance(t, dict)}
+    kept = [o for o in ir["outputs"] if o["buffer"] not in gone]
+    if gone & (read | {o["buffer"] for o in kept}):
+        return ir, []
+    device_ir = {**ir, "outputs": kept,
+                 "buffers": [b for b in ir["buffers"] if b["name"] not in gone]}
+    return device_ir, empties
+
+
+def _with_empty_outputs(runner: Runner, empties: list[tuple[int, dict]]) -> Runner:
+    """`runner` with the empty outputs `_split_unwritten_empty_outputs` took away put back at
+    their positions, made on the device of the call's inputs."""
+    def run(inputs: list[torch.Tensor]) -> list[torch.Tensor]:
+        device = inputs[0].device if inputs else torch.device("cpu")
+        results = list(runner(inputs))
+        for i, o in empties:
+            results.insert(i, torch.empty_strided(o["size"], o["stride"],
+                                                  dtype=getattr(torch, o["dtype"]),
+                                                  device=device))
+        return results
+    return run
 
 
 def _with_constants(ir: dict, gm: torch.fx.GraphModule, runner: Runner) -> Runner:
