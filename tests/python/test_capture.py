@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import pathlib
 
 import pytest
@@ -146,7 +147,8 @@ def test_dynamic_shapes_raise_capture_error():
 
 def test_training_forward_and_lazy_backward_both_run_through_the_runner():
     m = regenerate.load_model("mlp_block")
-    model = m.model.float()
+    model = copy.deepcopy(m.model).float()  # Module.float() converts in place: the cached
+    # model stays fp16 for the tests that share it
     x = m.example_inputs[0].float().requires_grad_()
     seen = []
 
