@@ -80,7 +80,10 @@ void drop_empty_nodes(ir::Graph& g, bool host_fallback) {
   std::vector<ir::Node> kept;
   for (auto& n : g.nodes) {
     bool produces = n.outputs.empty();
-    for (const auto& o : n.outputs) produces = produces || numel(g.buffer(o).size) > 0;
+    // A size a data-dependent op computes is kept even when its bound holds no element
+    // (nonzero of a 0-d tensor: [u0, 0]): the host call still finds u0.
+    for (const auto& o : n.outputs)
+      produces = produces || numel(g.buffer(o).size) > 0 || !g.buffer(o).symbolic.is_null();
     if (!produces) continue;
     bool empty_in = numel(n.reduce_sizes) == 0;
     for (const auto& t : n.inputs) empty_in = empty_in || numel(t.size) == 0;

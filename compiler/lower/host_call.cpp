@@ -10,16 +10,19 @@ namespace spyre::compiler {
 namespace {
 
 // Where a tensor lies for the host: dtype, size and stride in elements, and the device-memory
-// byte address of its first element.
+// byte address of its first element. A size a data-dependent op computes (`symbolic`) comes
+// with its expressions: the layout given is the one at the symbols' upper bounds, which the
+// buffer is planned for and the link time counts; the host lays the real result out by the
+// expressions at the values it finds (spyre_sim/host_fallback.py).
 nlohmann::json placed(const Kernel& k, const std::string& buffer, isa::DType dt,
                       const std::vector<int64_t>& size, const std::vector<int64_t>& stride,
-                      int64_t offset, uint64_t& bytes) {
+                      int64_t offset, const nlohmann::json& symbolic, uint64_t& bytes) {
   bytes += isa::storage_span_bytes(dt, size, stride, k.g.file + ": buffer " + buffer);
-  return {{"buffer", buffer},
-          {"dtype", std::string(isa::dtype_name(dt))},
-          {"size", size},
-          {"stride", stride},
-          {"dram_addr", k.dram_addr(buffer, offset)}};
+  nlohmann::json t = {{"buffer", buffer}, {"dtype", std::string(isa::dtype_name(dt))},
+                      {"size", size},     {"stride", stride},
+                      {"offset", offset}, {"dram_addr", k.dram_addr(buffer, offset)}};
+  if (!symbolic.is_null()) t["symbolic"] = symbolic;
+  return t;
 }
 
 }  // namespace
@@ -46,21 +49,23 @@ void lower_host_call(Kernel& k) {
   for (const auto& t : n.inputs) {
     if (t.buffer.empty()) continue;
     tensors.push_back(&t);
-    inputs.push_back(placed(k, t.buffer, t.dtype, t.size, t.stride, t.offset, in_bytes));
+    inputs.push_back(
+        placed(k, t.buffer, t.dtype, t.size, t.stride, t.offset, t.symbolic, in_bytes));
   }
   // The result: a tensor written to the node's own output, or a tuple whose elements the
   // MultiOutput nodes reading it name (their `indices` into the result).
   const ir::Buffer& result = k.g.buffer(n.outputs.at(0));
   if (!result.tuple) {
-    outputs.push_back(
-        placed(k, result.name, result.dtype, result.size, result.stride, result.offset, out_bytes));
+    outputs.push_back(placed(k, result.name, result.dtype, result.size, result.stride,
+                             result.offset, result.symbolic, out_bytes));
     outputs.back()["index"] = nlohmann::json::array();
   }
   for (const auto& m : k.g.nodes) {
     if (m.kernel != "MultiOutput" || m.inputs.empty() || m.inputs[0].buffer != result.name)
       continue;
     const ir::Buffer& b = k.g.buffer(m.outputs.at(0));
-    outputs.push_back(placed(k, b.name, b.dtype, b.size, b.stride, b.offset, out_bytes));
+    outputs.push_back(
+        placed(k, b.name, b.dtype, b.size, b.stride, b.offset, b.symbolic, out_bytes));
     outputs.back()["index"] = m.indices;
   }
   // Inputs the op updates in place go back too: the capture names them (`mutated_inputs`).
@@ -69,7 +74,7 @@ void lower_host_call(Kernel& k) {
     if (!i.is_number_unsigned() || i.get<size_t>() >= inputs.size())
       k.unsupported("call.mutated_inputs: expected indices into the node's tensor inputs");
     const ir::TensorView& t = *tensors[i.get<size_t>()];
-    placed(k, t.buffer, t.dtype, t.size, t.stride, t.offset, out_bytes);
+    placed(k, t.buffer, t.dtype, t.size, t.stride, t.offset, t.symbolic, out_bytes);
   }
   call["inputs"] = inputs;
   call["outputs"] = outputs;

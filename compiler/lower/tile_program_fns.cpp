@@ -96,6 +96,7 @@ const std::map<std::string, std::string>& binary_fns() {
       {"div_rn", "div"},
       {"floordiv", "floordiv"},
       {"truncdiv", "truncdiv"},
+      {"gcd", "gcd"},
       {"chebyshev_polynomial_t", "chebyshev_t"},
       {"chebyshev_polynomial_u", "chebyshev_u"},
       {"chebyshev_polynomial_v", "chebyshev_v"},

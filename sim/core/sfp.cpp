@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 #include "sfp_random.h"
 #include "sfp_special.h"
@@ -192,6 +193,8 @@ double binary(SfpFn f, double a, double b, int bits) {
     case SfpFn::Xor: return ((a != 0.0) != (b != 0.0)) ? 1.0 : 0.0;
     case SfpFn::FloorDiv: return std::floor(a / b);
     case SfpFn::TruncDiv: return std::trunc(a / b);
+    case SfpFn::Gcd:
+      return static_cast<double>(std::gcd(static_cast<int64_t>(a), static_cast<int64_t>(b)));
     case SfpFn::NextAfter: return std::nextafter(static_cast<float>(a), static_cast<float>(b));
     case SfpFn::NextAfterF16: return next_after_16(a, b, false);
     case SfpFn::NextAfterBF16: return next_after_16(a, b, true);

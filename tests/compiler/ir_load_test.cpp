@@ -106,6 +106,46 @@ TEST(IrLoad, FallbackWithoutLoweringIsRefusedNamingOpAndSource) {
   EXPECT_NE(err.find("fallback kernel torch.ops.aten.mode.default"), std::string::npos) << err;
 }
 
+// A result whose size an op computes from values (SCHEMA.md `symbolic`) can come only from a
+// host call (compiler.host_fallback=on): a fallback the chip runs (topk, select.h), or any op
+// without the option, is refused naming the op, the buffer and the size.
+TEST(IrLoad, ValueDependentSizesComeOnlyFromTheHost) {
+  nlohmann::json j = test::load_golden("ops/topk");
+  const std::string values = j["nodes"][1]["outputs"][0];
+  for (auto& b : j["buffers"])
+    if (b["name"] == values) {
+      nlohmann::json size = b["size"];
+      size[0] = "u0";
+      b["symbolic"] = {
+          {"size", size}, {"stride", b["stride"]}, {"offset", 0}, {"bounds", {{"u0", {0, 4}}}}};
+    }
+  ir::LoadOptions host;
+  host.host_fallback = true;
+  auto error = [&](const nlohmann::json& g, const ir::LoadOptions& o) -> std::string {
+    try {
+      ir::load_ir(g, "v.json", o);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  std::string err = error(j, host);  // topk runs on the chip even under host fallback
+  EXPECT_NE(err.find("v.json: node op0 (aten.topk.default"), std::string::npos) << err;
+  EXPECT_NE(err.find("buffer " + values + " has the size u0, which depends on the values"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(err.find("host_fallback=on"), std::string::npos) << err;
+
+  j["nodes"][0]["op_overload"] = "aten.nonzero.default";  // no lowering: the host can run it
+  err = error(j, {});
+  EXPECT_NE(err.find("node op0 (aten.nonzero.default"), std::string::npos) << err;
+  EXPECT_NE(err.find("--set compiler.host_fallback=on runs the op on the host"), std::string::npos)
+      << err;
+  ir::Graph g = ir::load_ir(j, "v.json", host);
+  EXPECT_EQ(g.buffer(values).symbolic["size"][0], "u0");
+  EXPECT_EQ(g.buffer(values).symbolic["bounds"]["u0"][1], 4);
+}
+
 // A buffer without a dtype that no fallback outputs is bad IR, named by buffer and field.
 TEST(IrLoad, TupleBufferMustBeAFallbacksOutput) {
   nlohmann::json j = test::load_golden("ops/topk");

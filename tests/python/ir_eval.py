@@ -45,6 +45,7 @@ _BINARY = {
     "bitwise_left_shift": torch.bitwise_left_shift, "bitwise_right_shift": torch.bitwise_right_shift,
     "mod": torch.fmod, "fmod": torch.fmod, "remainder": torch.remainder, "atan2": torch.atan2,
     "copysign": torch.copysign, "truncdiv": lambda a, b: torch.div(a, b, rounding_mode="trunc"),
+    "gcd": torch.gcd,
     "int_truediv": lambda a, b: a / b,
 }
 _EXTERN = {

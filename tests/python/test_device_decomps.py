@@ -171,3 +171,51 @@ def test_bilinear_histc_and_nonzero_static():
     _run(lambda t: torch.histc(t, bins=3), x)  # the data's own range
     _run(lambda t: torch.nonzero_static(t, size=5, fill_value=-7),
          torch.tensor([[0.0, 1.5, 0.0], [2.0, 0.0, -1.0]], dtype=torch.float16))
+
+
+def test_pools_and_an_antialiased_resize_as_separable_matrices():
+    """decomp_pools.py: big-window average pooling (ceil mode, padding, each divisor), adaptive
+    3-D average pooling (an empty batch too) and the antialiased bilinear resize (torch's own
+    weights, in both directions and with scale factors) are GEMMs on the chip."""
+    x = _h(2, 3, 11, 13)
+    _run(lambda t: F.avg_pool2d(t, (6, 6), (3, 3), (2, 3), ceil_mode=True,
+                                count_include_pad=True, divisor_override=2), x)
+    _run(lambda t: F.avg_pool2d(t, 7, 2, 3, ceil_mode=True, count_include_pad=False), x)
+    _run(lambda t: F.avg_pool2d(t, (5, 6), 4), x)
+    _run(lambda t: F.adaptive_avg_pool3d(t, (3, 4, 5)), _h(2, 2, 7, 6, 9))
+    _run(lambda t: F.adaptive_avg_pool3d(t, (2, 2, 2)), _h(0, 2, 4, 4, 4))
+    _run(lambda t: F.interpolate(t, size=(5, 30), mode="bilinear", antialias=True), x)
+    _run(lambda t: F.interpolate(t, scale_factor=(0.4, 1.7), mode="bilinear", antialias=True,
+                                 align_corners=True), x)
+
+
+def test_segment_reduce_histogram_multinomial_and_gcd():
+    d = _h(7, 3)
+    lengths = torch.tensor([2, 0, 4, 1])
+    for reduce in ("sum", "mean", "max", "min", "prod"):
+        for initial in (None, 0.5):
+            _run(lambda t, n: torch.segment_reduce(t, reduce, lengths=n, initial=initial),
+                 d, lengths)
+    offsets = torch.tensor([[0, 3, 3, 6], [0, 1, 5, 6]])
+    _run(lambda t, o: torch.segment_reduce(t, "max", offsets=o, axis=1), _h(2, 6, 3), offsets)
+
+    x = torch.tensor([0.5, 2.0, 2.0, -1.0, 7.5, 10.0, 3.25, 5.0])
+    _run(lambda t: torch.histogram(t, bins=5), x)
+    _run(lambda t, w: torch.histogram(t, bins=4, range=(0.0, 8.0), weight=w, density=True),
+         x, torch.rand(8, generator=torch.Generator().manual_seed(4)))
+    _run(lambda t: torch.histogram(t, bins=torch.tensor([-2.0, 0.0, 2.5, 10.0])), x)
+
+    probs = torch.tensor([[0.0, 1.0, 3.0, 0.5], [2.0, 2.0, 0.0, 1.0]])
+    for replacement in (False, True):
+        r = spyre_sim.run(lambda p: torch.multinomial(p, 3, replacement=replacement), (probs,),
+                          arch="tiny", cache=False)
+        drawn = r.outputs
+        assert drawn.shape == (2, 3) and drawn.dtype == torch.int64
+        assert not (probs.gather(1, drawn) == 0).any(), drawn  # never a zero-probability one
+        if not replacement:
+            assert all(len(set(row.tolist())) == 3 for row in drawn), drawn
+
+    a = torch.tensor([12, 18, -4, 0, 0, 7, -2147483647], dtype=torch.int32)
+    b = torch.tensor([8, 27, 6, 5, 0, 13, 3], dtype=torch.int32)
+    _run(torch.gcd, a, b)
+    _run(torch.lcm, a[:6], b[:6])

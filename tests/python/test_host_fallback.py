@@ -97,16 +97,19 @@ def test_a_call_the_host_cannot_run_names_its_op():
 
 
 def test_tensor_keyword_arguments_empty_operands_and_prims_reach_the_host():
-    """segment_reduce takes its lengths as a keyword tensor; linalg.det of a 0 x 0 matrix has a
+    """linalg.pinv takes its tolerance as a keyword tensor; linalg.det of a 0 x 0 matrix has a
     result from an empty operand (eager's 1); prims.normal is a prims overload."""
-    def segments(d, lengths):
-        return torch.segment_reduce(d, "sum", lengths=lengths, axis=0, unsafe=False) * 2
+    def pinv(a, tol):
+        return torch.linalg.pinv(a, atol=tol, rtol=None) * 2
 
-    d = torch.randn(6, 3, generator=torch.Generator().manual_seed(1)).to(torch.float16)
-    lengths = torch.tensor([2, 0, 4], dtype=torch.int32)
-    r = spyre_sim.run(segments, (d, lengths), arch="tiny", set=HOST, cache=False)
+    a = torch.randn(5, 4, generator=torch.Generator().manual_seed(1))
+    tol = torch.tensor(0.05)
+    r = spyre_sim.run(pinv, (a, tol), arch="tiny", set=HOST, cache=False)
     assert r.summary["outputs_match"] is True, r.summary
-    assert torch.equal(r.outputs, segments(d, lengths))
+    assert torch.equal(r.outputs, pinv(a, tol))
+    calls = [k["host_call"] for rep in r.reports for k in rep["kernels"] if "host_call" in k]
+    assert [(c["op"], c["kwargs"]) for c in calls] == [
+        ("aten.linalg_pinv.atol_rtol_tensor", {"atol": {"input": 1}})]
 
     r = spyre_sim.run(torch.linalg.det, (torch.zeros(0, 0),), arch="tiny", set=HOST, cache=False)
     assert r.outputs.item() == 1.0
@@ -139,3 +142,99 @@ def test_dtype_list_and_infinite_arguments_take_the_schemas_types():
     host_fallback.execute({"op": "aten.clamp.default", "inputs": [x],
                            "args": [{"input": 0}, "-inf", 2.5], "outputs": [x]}, dram)
     assert torch.frombuffer(dram, dtype=torch.float32, count=4).tolist() == [1.0, 2.0, 2.5, 2.5]
+
+
+class ValueSizedResults(torch.nn.Module):
+    """nonzero and unique: result sizes the input's values decide (Inductor's unbacked u0, u1),
+    around a kernel on the chip."""
+
+    def forward(self, x):
+        y = x * 2
+        vals, counts = torch.unique(y, return_counts=True)
+        return torch.nonzero(y > 1), vals, counts
+
+
+# Dynamo breaks the graph at an op whose result size depends on values (the op then runs
+# eagerly between two compiled graphs) unless told to capture it (or under fullgraph=True).
+capture_value_sized = torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True)
+
+
+@capture_value_sized
+def test_sizes_that_depend_on_values_are_found_by_the_host():
+    x = torch.tensor([[0.0, 1, 2, 2], [3, 0, 5, 1]], dtype=torch.float16)
+    want = ValueSizedResults()(x)
+    r = spyre_sim.run(ValueSizedResults(), (x,), arch="tiny", set=HOST, cache=False)
+    assert len(r.reports) == 1  # one graph: nothing ran outside it
+    assert r.summary["outputs_match"] is True, r.summary
+    assert [list(o.shape) for o in r.outputs] == [[6, 2], [5], [5]]
+    for got, exp in zip(r.outputs, want):
+        assert torch.equal(got, exp), (got, exp)
+    calls = {k["host_call"]["op"]: k["host_call"] for rep in r.reports for k in rep["kernels"]
+             if "host_call" in k}
+    nz = calls["aten.nonzero.default"]["outputs"][0]
+    # Planned for the bound (every element nonzero), column-major as torch's nonzero lays it.
+    assert nz["size"] == [8, 2] and nz["stride"] == [1, 8]
+    assert nz["symbolic"]["size"][1] == 2 and nz["symbolic"]["stride"][0] == 1
+    assert calls["aten.nonzero.default"]["out_bytes"] == 8 * 2 * 8
+
+    # Timing-only computes nothing: the same cycles, and outputs of the bound's size.
+    t = spyre_sim.run(ValueSizedResults(), (x,), arch="tiny", set=HOST, timing_only=True,
+                      cache=False)
+    assert t.summary["cycles"] == r.summary["cycles"]
+    assert [list(o.shape) for o in t.outputs] == [[8, 2], [8], [8]]
+
+
+@capture_value_sized
+def test_a_value_dependent_size_refuses_clearly_where_it_cannot_run():
+    x = torch.tensor([[0.0, 1, 2], [3, 0, 5]], dtype=torch.float16)
+    with pytest.raises(Exception, match=r"aten.nonzero.default.*size u0, which depends on the "
+                                        r"values of a tensor.*host_fallback=on runs the op"):
+        spyre_sim.run(torch.nonzero, (x,), arch="tiny", timing_only=True, cache=False)
+
+    def first_row_plus_one(t):  # a chip kernel reading nonzero's result
+        return torch.nonzero(t)[0] + 1
+
+    with pytest.raises(Exception, match=r"aten.add.Tensor.*buffer buf1 has the size u0.*every "
+                                        r"size known at compile time"):
+        spyre_sim.run(first_row_plus_one, (x,), arch="tiny", set=HOST, timing_only=True,
+                      cache=False)
+
+    def bins(t):  # no upper bound: nothing to plan a buffer for
+        return torch.bincount(t)
+
+    with pytest.raises(Exception, match="has no upper bound"):
+        spyre_sim.run(bins, (torch.tensor([1, 2, 5], dtype=torch.int32),), arch="tiny", set=HOST,
+                      timing_only=True, cache=False)
+
+
+def test_the_host_lays_out_a_value_sized_result_within_its_bound():
+    dram = memoryview(bytearray(256))
+    x = {"dtype": "f32", "size": [2, 2], "stride": [2, 1], "offset": 0, "dram_addr": 0}
+    out = {"dtype": "i64", "size": [4, 2], "stride": [1, 4], "offset": 0, "dram_addr": 64,
+           "index": [], "symbolic": {"size": ["u0", 2], "stride": [1, "u0"], "offset": 0,
+                                     "bounds": {"u0": [0, 4]}}}
+    call = {"op": "aten.nonzero.default", "inputs": [x], "args": [{"input": 0}], "outputs": [out]}
+    torch.frombuffer(dram, dtype=torch.float32, count=4).copy_(torch.tensor([0.0, 7, 8, 0]))
+    symbols = {}
+    host_fallback.execute(call, dram, symbols)
+    assert symbols == {"u0": 2}
+    # [[0, 1], [1, 0]] column-major at the real size: rows 0 1, then columns 1 0.
+    assert torch.frombuffer(dram, dtype=torch.int64, count=4, offset=64).tolist() == [0, 1, 1, 0]
+    # A later call reading that result sees it at its real size.
+    add = {"op": "aten.add.Tensor", "inputs": [dict(out), dict(out)],
+           "args": [{"input": 0}, {"input": 1}],
+           "outputs": [{**out, "dram_addr": 128, "symbolic": out["symbolic"]}]}
+    host_fallback.execute(add, dram, symbols)
+    assert torch.frombuffer(dram, dtype=torch.int64, count=4, offset=128).tolist() == [0, 2, 2, 0]
+
+    narrow = {**out, "symbolic": {**out["symbolic"], "bounds": {"u0": [0, 1]}}}
+    with pytest.raises(host_fallback.HostCallError, match=r"size u0 = 2 is outside \[0, 1\]"):
+        host_fallback.execute({**call, "outputs": [narrow]}, dram, {})
+    with pytest.raises(host_fallback.HostCallError, match="the size u7 is not known"):
+        host_fallback.execute({**add, "inputs": [{**out, "symbolic": {**out["symbolic"],
+                                                                       "size": ["u7", 2]}}] * 2},
+                              dram, {})
+    with pytest.raises(host_fallback.HostCallError, match="size expression"):
+        host_fallback.execute({**add, "inputs": [{**out, "symbolic": {**out["symbolic"],
+                                                                       "size": ["__import__", 2]}}] * 2},
+                              dram, symbols)

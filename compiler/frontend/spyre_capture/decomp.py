@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 from .decomp_ops import op_decompositions
+from .decomp_pools import pool_decompositions
 from .decomp_random import random_decompositions
 
 aten = torch.ops.aten
@@ -52,6 +53,7 @@ def device_decompositions() -> dict[Any, Callable[..., Any]]:
         aten._unsafe_masked_index_put_accumulate.default: masked_index_put_accumulate,
         aten.masked_scatter.default: masked_scatter,
         **op_decompositions(),
+        **pool_decompositions(),
         **random_decompositions(),
     }
     return table

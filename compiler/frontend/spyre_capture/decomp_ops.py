@@ -7,10 +7,13 @@ are (the same contract: the ATen overload's arguments and results).
 - _trilinear (nn.functional.bilinear): the three operands broadcast and multiplied, one sum.
 - nanmedian: a sort (NaN last) and a gather at the lower middle of the values that are not
   NaN.
-- histc: each element's bin, then one count per bin (a comparison and a sum).
+- histc: each element's bin, then one count per bin (a comparison and a sum); histogram: the
+  same over edges (an element's bin is the last edge at or below it).
 - nonzero_static: the n-th nonzero element's position through a prefix count.
 - _embedding_bag_forward_only: the rows gathered, and a [bags, indices] membership that a GEMM
   (sum, mean) or a masked maximum applies.
+- segment_reduce: a [segments, elements] membership from the lengths' prefix sums (or the
+  offsets), and one masked reduction over the elements.
 """
 
 from __future__ import annotations
@@ -35,6 +38,9 @@ def op_decompositions() -> dict[Any, Callable[..., Any]]:
         aten.nonzero_static.default: nonzero_static,
         aten._embedding_bag_forward_only.default: embedding_bag,
         aten._embedding_bag.default: embedding_bag,
+        aten.segment_reduce.default: segment_reduce,
+        aten.histogram.bin_ct: histogram_bins,
+        aten.histogram.bins_tensor: histogram_edges,
     }
 
 
@@ -140,6 +146,55 @@ def histc(x: torch.Tensor, bins: int = 100, min: float = 0, max: float = 0) -> t
     return onehot.sum(1).to(x.dtype)
 
 
+def _bin_counts(flat: torch.Tensor, edges: torch.Tensor, weight: torch.Tensor | None,
+                density: bool) -> torch.Tensor:
+    """torch.histogram's counts over `edges` ([bins + 1], ascending): an element's bin is the
+    last edge at or below it (the last edge closes the last bin), elements outside the edges
+    and NaN are not counted; weighted; density divides by the total and the bins' widths."""
+    bins = edges.numel() - 1
+    pos = (edges.unsqueeze(0) <= flat.unsqueeze(1)).sum(1) - 1  # [N]
+    pos = pos.clamp(max=bins - 1)
+    inside = (flat >= edges[0]) & (flat <= edges[-1])
+    member = (pos.unsqueeze(0) == torch.arange(bins, device=flat.device).unsqueeze(1)) & inside
+    w = torch.ones_like(flat) if weight is None else weight.reshape(-1).float()
+    hist = torch.where(member, w.unsqueeze(0), 0.0).sum(1)
+    if density:
+        hist = hist / (hist.sum() * (edges[1:] - edges[:-1]))
+    return hist
+
+
+def histogram_bins(x: torch.Tensor, bins: int, *, range: list[float] | None = None,  # noqa: A002
+                   weight: torch.Tensor | None = None, density: bool = False
+                   ) -> tuple[torch.Tensor, torch.Tensor]:
+    """torch.histogram with a bin count: edges over the range (the data's when none is given,
+    widened by 1/2 each way when it is a single value), computed as torch's linspace does
+    (from the nearer end: exact for up to 7 bins; past that eager's vectorised linspace may
+    differ by an ulp, which moves an element only when it lies that close to an edge)."""
+    flat = x.reshape(-1).float()
+    if range is not None:
+        lo = torch.tensor(float(range[0]), device=x.device)
+        hi = torch.tensor(float(range[1]), device=x.device)
+    elif flat.numel():
+        lo, hi = flat.amin(), flat.amax()
+    else:
+        lo = hi = torch.tensor(0.0, device=x.device)
+    same = lo == hi
+    lo, hi = torch.where(same, lo - 0.5, lo), torch.where(same, hi + 0.5, hi)
+    i = torch.arange(bins + 1, device=x.device, dtype=torch.float32)
+    step = (hi - lo) / bins
+    edges = torch.where(i < (bins + 1) // 2, lo + step * i, hi - step * (bins - i))
+    return _bin_counts(flat, edges, weight, density).to(x.dtype), edges.to(x.dtype)
+
+
+def histogram_edges(x: torch.Tensor, bins: torch.Tensor, *, weight: torch.Tensor | None = None,
+                    density: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """torch.histogram over given edges."""
+    edges = bins.reshape(-1).float()
+    if edges.numel() < 2:
+        return NotImplemented
+    return _bin_counts(x.reshape(-1).float(), edges, weight, density).to(x.dtype), bins.clone()
+
+
 def nonzero_static(x: torch.Tensor, *, size: int, fill_value: int = -1) -> torch.Tensor:
     """Row k holds the coordinates of the k-th nonzero element in row-major order, or
     fill_value past the last one: element e is row (number of nonzeros before e)."""
@@ -208,3 +263,49 @@ def embedding_bag(weight: torch.Tensor, indices: torch.Tensor, offsets: torch.Te
     bag_size = torch.cat([count, count.new_zeros(offsets.shape[0] - bags)])
     offset2bag = bag_of.to(offsets.dtype)
     return output, offset2bag, bag_size.to(offsets.dtype), max_indices.to(offsets.dtype)
+
+
+# --- segments -----------------------------------------------------------------------------------
+
+_SEGMENT_IDENTITY = {"sum": 0.0, "mean": 0.0, "prod": 1.0, "max": -math.inf, "min": math.inf}
+
+
+def segment_reduce(data: torch.Tensor, reduce: str, lengths: torch.Tensor | None = None,
+                   indices: torch.Tensor | None = None, offsets: torch.Tensor | None = None,
+                   axis: int = 0, unsafe: bool = False, initial: float | None = None
+                   ) -> torch.Tensor:
+    """Segment s of `data` along `axis` is elements [start_s, end_s) (the lengths' exclusive and
+    inclusive prefix sums, or consecutive offsets); each output reduces its segment's elements
+    from `initial` (sum, prod, max, min; mean divides by the length; an empty segment is
+    `initial`, else the reduction's identity, NaN for mean), in fp32 as eager accumulates."""
+    if indices is not None or (lengths is None) == (offsets is None) or \
+            reduce not in _SEGMENT_IDENTITY:
+        return NotImplemented
+    axis = axis % data.dim()
+    n = data.shape[axis]
+    if lengths is not None:
+        end = torch.cumsum(lengths, -1)
+        start = end - lengths
+    else:
+        start, end = offsets[..., :-1], offsets[..., 1:]
+    i = torch.arange(n, device=data.device)
+    member = (i >= start.unsqueeze(-1)) & (i < end.unsqueeze(-1))  # [lead..., S, N]
+    trail = data.dim() - axis - 1
+    member = member.reshape(*member.shape, *([1] * trail))  # [lead..., S, N, trail...]
+    x = data.to(torch.float32).unsqueeze(axis)  # [lead..., 1, N, trail...]
+    base = _SEGMENT_IDENTITY[reduce]
+    masked = torch.where(member, x, base)
+    if reduce in ("sum", "mean"):
+        out = masked.sum(axis + 1) + (initial or 0.0)
+    elif reduce == "prod":
+        out = masked.prod(axis + 1) * (1.0 if initial is None else initial)
+    else:
+        out = masked.amax(axis + 1) if reduce == "max" else masked.amin(axis + 1)
+        if initial is not None:
+            out = torch.maximum(out, torch.full_like(out, initial)) if reduce == "max" else \
+                torch.minimum(out, torch.full_like(out, initial))
+    if reduce == "mean":
+        count = (end - start).to(torch.float32).reshape(*start.shape, *([1] * trail))
+        empty = math.nan if initial is None else initial
+        out = torch.where(count > 0, out / count.clamp(min=1), empty)
+    return out.to(data.dtype)

@@ -15,6 +15,10 @@ result's dtype:
   cauchy(m, s)         m + s tan(pi (u - 1/2))
   bernoulli(p)         u < p (a scalar p, or a tensor of probabilities)
   randint(lo, hi)      lo + floor((hi - lo) u), exact below 2^24 values (u has 24 bits)
+  multinomial(p, n)    with replacement: per sample, the category whose interval of the
+                       normalised cumulative probabilities holds u; without: the n categories
+                       with the smallest keys -log(1 - u) / p (an exponential race, as
+                       Efraimidis and Spirakis sample without replacement), one topk
 
 The values follow these distributions but are not eager PyTorch's (the CPU generator draws
 them another way), as with Inductor's own compiled random ops. An explicit `generator` is
@@ -50,6 +54,7 @@ def random_decompositions() -> dict[Any, Callable[..., Any]]:
         aten.randint.default: randint,
         aten.randint_like.low_dtype: randint_like_low,
         aten.randint_like.default: randint_like,
+        aten.multinomial.default: multinomial,
     }
 
 
@@ -143,3 +148,17 @@ def randint_like_low(x, low, high, *, dtype=None, layout=None, device=None, pin_
 def randint_like(x, high, *, dtype=None, layout=None, device=None, pin_memory=None,
                  memory_format=None):
     return _ints(0, high, _u(x), dtype or x.dtype)
+
+
+def multinomial(probs, num_samples, replacement=False, *, generator=None):
+    if generator is not None or probs.dim() not in (1, 2) or probs.shape[-1] == 0:
+        return NotImplemented
+    p = probs.to(F32)
+    if replacement:
+        cdf = torch.cumsum(p, -1)
+        cdf = cdf / cdf[..., -1:]
+        u = torch.rand((*p.shape[:-1], num_samples), dtype=F32, device=p.device)
+        below = (cdf.unsqueeze(-2) <= u.unsqueeze(-1)).sum(-1)  # categories wholly below u
+        return below.clamp(max=p.shape[-1] - 1).to(torch.int64)
+    keys = -torch.log1p(-_u(p)) / p  # a category of probability 0 never comes first
+    return torch.topk(keys, num_samples, dim=-1, largest=False).indices

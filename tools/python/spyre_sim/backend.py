@@ -43,6 +43,7 @@ def _make_runner(ir: dict):
         trace = sess.next_trace_path()
         t0 = time.perf_counter()
         reused = False
+        symbols = {}  # the sizes this call's data-dependent ops computed on the host
         if sess.timing_only:
             # No values are read: nothing is copied (the inputs may be meta tensors: a model
             # whose weights were never materialised). A timing-only run of a compiled program
@@ -60,7 +61,7 @@ def _make_runner(ir: dict):
                     "on the meta device runs timing-only (timing_only=True, --timing-only)")
             data = [tensors.to_storage(t, b) for t, b in zip(inputs, in_bindings)]
             out = exe.run(data, trace, False, sess.trace_filter, sess.trace_detail,
-                          host_fallback.execute)
+                          lambda call, dram: host_fallback.execute(call, dram, symbols))
         sess.sim_seconds.append(time.perf_counter() - t0)
         summary = json.loads(out["summary"])
         if reused:
@@ -69,7 +70,11 @@ def _make_runner(ir: dict):
         if sess.timing_only and inputs and inputs[0].device.type == "meta":
             results = [tensors.empty_like_binding(b, inputs[0].device) for b in out_bindings]
         else:
-            results = [tensors.from_storage(d, b) for d, b in zip(out["outputs"], out_bindings)]
+            # An output whose size a data-dependent op computed lies at the head of the buffer
+            # planned for its upper bound (a timing-only run, which computes nothing, returns
+            # that bound).
+            results = [_output(d, b, o, None if sess.timing_only else symbols, label)
+                       for d, b, o in zip(out["outputs"], out_bindings, ir["outputs"])]
         # Inputs the graph updates in place (a KV cache, `x.add_(y)`): the compiled graph must
         # leave the new values in the caller's tensors, as Inductor's own code would.
         for i, data in out["mutated"].items():
@@ -82,6 +87,19 @@ def _make_runner(ir: dict):
         return results
 
     return runner
+
+
+def _output(data: bytes, binding: dict, ir_output: dict, symbols: dict | None, label: str):
+    """A graph output from its storage. One whose size a data-dependent op computed lies at the
+    head of the buffer planned for its upper bound: it is read at the size the host found (a
+    timing-only run, which computes nothing, returns the bound's: `symbols` None)."""
+    if not ir_output.get("symbolic") or symbols is None:
+        return tensors.from_storage(data, binding)
+    real = host_fallback.resolved({**ir_output, **binding}, symbols, label)
+    if real["offset"] != ir_output["offset"]:
+        raise core.SpyreError(f"{label}: output {ir_output['buffer']}: an offset that depends "
+                              "on the values of a tensor is not supported")
+    return tensors.from_storage(data, real)
 
 
 class _IrStore:

@@ -36,8 +36,11 @@ struct Buffer {
   isa::DType dtype = isa::DType::F16;
   std::vector<int64_t> size, stride;
   int64_t offset = 0;
-  std::string view_of;            // empty unless kind == view
-  bool tuple = false;             // dtype null: a fallback's tuple (MultiOutput nodes read it)
+  std::string view_of;  // empty unless kind == view
+  bool tuple = false;   // dtype null: a fallback's tuple (MultiOutput nodes read it)
+  // A size a data-dependent op computes (SCHEMA.md `symbolic`): the expressions over u0, u1,
+  // ... and their bounds; null otherwise. size/stride/offset hold the upper-bound layout.
+  nlohmann::json symbolic;
   int64_t storage_elems() const;  // offset + sum((size-1)*stride) + 1, 0 when empty
 };
 
@@ -47,6 +50,7 @@ struct TensorView {
   isa::DType dtype = isa::DType::F16;
   std::vector<int64_t> size, stride;
   int64_t offset = 0;
+  nlohmann::json symbolic;  // as Buffer::symbolic
 };
 
 struct Op {
