@@ -244,8 +244,14 @@ def _as_inductor(op, fn, tensors, actual, sample) -> bool:
 
 def _as_compared(op, out, inputs, sample):
     """What is compared: the outputs, except that where ties make indices ambiguous (sort,
-    argsort, topk) the indices are replaced by the input values they select."""
+    argsort, topk; mode, whose CPU kernel returns any occurrence of the value: std::sort is not
+    stable past 16 elements) the indices are replaced by the input values they select."""
     torch = _torch()
+    if op.name == "mode" and inputs and inputs[0].dim() > 0 and isinstance(out, (tuple, list)):
+        dim = sample.kwargs.get("dim", sample.args[0] if sample.args else -1)
+        keepdim = sample.kwargs.get("keepdim", sample.args[1] if len(sample.args) > 1 else False)
+        index = out[1] if keepdim else out[1].unsqueeze(dim)
+        return out[0].float(), torch.gather(inputs[0].float(), dim, index)
     if op.name in ("sort", "argsort", "topk") and inputs and inputs[0].dim() > 0:
         x = inputs[0].float()
         pos = 1 if op.name == "topk" else 0  # topk(input, k, dim), sort(input, dim)

@@ -219,3 +219,89 @@ def test_segment_reduce_histogram_multinomial_and_gcd():
     b = torch.tensor([8, 27, 6, 5, 0, 13, 3], dtype=torch.int32)
     _run(torch.gcd, a, b)
     _run(torch.lcm, a[:6], b[:6])
+
+
+def test_householder_products_mode_and_histogramdd():
+    """decomp_linalg.py: Q from Householder reflectors (orgqr) and its product with a matrix
+    from either side (ormqr), as GEMM steps; mode by counting (rows shorter than 16 elements,
+    where eager's index is the last occurrence); histogramdd over bin counts and edges."""
+    g = torch.Generator().manual_seed(5)
+    a, tau = torch.randn(2, 6, 4, generator=g), torch.rand(2, 3, generator=g)
+    _run(torch.linalg.householder_product, a, tau)
+    c, tau4 = torch.randn(2, 6, 5, generator=g), torch.rand(2, 4, generator=g)
+    for left in (True, False):
+        for transpose in (False, True):
+            other = c if left else c.transpose(-1, -2)
+            _run(lambda x, t, o: torch.ormqr(x, t, o, left=left, transpose=transpose),
+                 a, tau4, other)
+    x = torch.tensor([[3.0, 1, 3, 2, 1, 5], [4, 4, 2, 2, 9, 9], [7, 7, 7, 0, 0, 0]],
+                     dtype=torch.float16)
+    _run(lambda t: torch.mode(t, 1), x)
+    _run(lambda t: torch.mode(t, 0, keepdim=True), x)
+    pts = torch.tensor([[1.0, 2], [1, 5], [3, 3], [0.5, 4], [2, 2]])
+    _run(lambda p: torch.histogramdd(p, bins=[2, 3]), pts)
+    _run(lambda p, w: torch.histogramdd(p, bins=[torch.tensor([0.0, 1.5, 4.0]),
+                                                  torch.tensor([2.0, 3.0, 6.0])],
+                                        weight=w, density=True),
+         pts, torch.rand(5, generator=g))
+
+
+@pytest.mark.parametrize("mode,padding,align", [
+    ("bilinear", "zeros", False), ("bilinear", "border", True), ("nearest", "reflection", False),
+    ("bilinear", "reflection", True)])
+def test_grid_sample_3d_gathers_its_taps(mode, padding, align):
+    g = torch.Generator().manual_seed(6)
+    grid = (torch.rand(2, 3, 4, 5, 3, generator=g) * 2.6 - 1.3).to(torch.float16)
+    _run(lambda a, gr: F.grid_sample(a, gr, mode=mode, padding_mode=padding,
+                                     align_corners=align), _h(2, 3, 4, 5, 6), grid)
+
+
+def test_lu_unpack_builds_the_permutation_from_the_pivots():
+    a = torch.randn(2, 6, 4, generator=torch.Generator().manual_seed(7))
+    lu, pivots = torch.linalg.lu_factor(a)
+    r = _run(torch.lu_unpack, lu, pivots)
+    p, low, up = r.outputs
+    torch.testing.assert_close(p @ low @ up, a, rtol=1e-4, atol=1e-4)
+
+
+def test_triangular_solves_and_cholesky_by_substitution():
+    g = torch.Generator().manual_seed(8)
+    a = torch.randn(2, 5, 5, generator=g) + 4 * torch.eye(5)
+    b = torch.randn(2, 5, 3, generator=g)
+    for upper in (True, False):
+        _run(lambda x, y: torch.linalg.solve_triangular(x, y, upper=upper), a, b)
+        _run(lambda x, y: torch.linalg.solve_triangular(x, y.mT, upper=upper, left=False,
+                                                        unitriangular=True), a, b)
+        for transpose in (False, True):
+            _run(lambda y, x: torch.triangular_solve(y, x, upper=upper, transpose=transpose),
+                 b, a)
+    spd = a @ a.mT + torch.eye(5)
+    for upper in (False, True):
+        r = _run(lambda x: torch.linalg.cholesky_ex(x, upper=upper), spd)
+        assert r.outputs[1].tolist() == [0, 0]
+    bad = spd.clone()
+    bad[1, 2, 2] = -50.0  # the third leading minor of the second matrix is not positive
+    r = spyre_sim.run(lambda x: torch.linalg.cholesky_ex(x).info, (bad,), arch="tiny",
+                      cache=False)
+    assert r.outputs.tolist() == torch.linalg.cholesky_ex(bad).info.tolist() == [0, 3]
+
+
+def test_lu_with_partial_pivoting_and_what_uses_it():
+    """decomp_lu.py: getrf's pivots and packed factors, det and slogdet (a singular matrix
+    too), the inverse and solves from the factors, as eager's LAPACK gives them."""
+    g = torch.Generator().manual_seed(9)
+    a = torch.randn(3, 5, 5, generator=g)
+    a[2, 4] = a[2, 1]  # a singular matrix: two equal rows
+    _run(torch.linalg.lu_factor_ex, a[:2])
+    _run(torch.linalg.lu, torch.randn(2, 6, 4, generator=g))
+    _run(torch.linalg.det, a)
+    _run(torch.linalg.slogdet, a[:2])
+    _run(lambda x: torch.linalg.inv_ex(x).inverse, a[:2])
+    b = torch.randn(2, 5, 3, generator=g)
+    _run(lambda x, y: torch.linalg.solve_ex(x, y).result, a[:2], b)
+    _run(lambda x, y: torch.linalg.solve_ex(x, y).result, a[:2], b[..., 0])  # vectors
+    lu, piv = torch.linalg.lu_factor(a[:2])
+    for left in (True, False):
+        for adjoint in (False, True):
+            _run(lambda f, p, y: torch.linalg.lu_solve(f, p, y, left=left, adjoint=adjoint),
+                 lu, piv, b if left else b.mT)

@@ -20,6 +20,8 @@ from typing import Any
 
 import torch
 
+from .decomp_linalg import linalg_decompositions
+from .decomp_lu import lu_decompositions
 from .decomp_ops import op_decompositions
 from .decomp_pools import pool_decompositions
 from .decomp_random import random_decompositions
@@ -54,6 +56,8 @@ def device_decompositions() -> dict[Any, Callable[..., Any]]:
         aten.masked_scatter.default: masked_scatter,
         **op_decompositions(),
         **pool_decompositions(),
+        **linalg_decompositions(),
+        **lu_decompositions(),
         **random_decompositions(),
     }
     return table

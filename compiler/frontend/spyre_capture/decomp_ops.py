@@ -7,8 +7,8 @@ are (the same contract: the ATen overload's arguments and results).
 - _trilinear (nn.functional.bilinear): the three operands broadcast and multiplied, one sum.
 - nanmedian: a sort (NaN last) and a gather at the lower middle of the values that are not
   NaN.
-- histc: each element's bin, then one count per bin (a comparison and a sum); histogram: the
-  same over edges (an element's bin is the last edge at or below it).
+- histc: each element's bin, then one count per bin (a comparison and a sum); histogram and
+  histogramdd: the same over edges (an element's bin is the last edge at or below it).
 - nonzero_static: the n-th nonzero element's position through a prefix count.
 - _embedding_bag_forward_only: the rows gathered, and a [bags, indices] membership that a GEMM
   (sum, mean) or a masked maximum applies.
@@ -41,6 +41,9 @@ def op_decompositions() -> dict[Any, Callable[..., Any]]:
         aten.segment_reduce.default: segment_reduce,
         aten.histogram.bin_ct: histogram_bins,
         aten.histogram.bins_tensor: histogram_edges,
+        aten._histogramdd_bin_edges.default: histogramdd_bin_edges,
+        aten._histogramdd_from_bin_cts.default: histogramdd_from_bin_cts,
+        aten._histogramdd_from_bin_tensors.default: histogramdd_from_bin_tensors,
     }
 
 
@@ -163,26 +166,31 @@ def _bin_counts(flat: torch.Tensor, edges: torch.Tensor, weight: torch.Tensor | 
     return hist
 
 
+def _linear_edges(col: torch.Tensor, bins: int, range_: Any) -> torch.Tensor:
+    """[bins + 1] edges over `range_` (a pair) or the data's range, widened by 1/2 each way
+    when it is a single value, computed as torch's linspace does (from the nearer end: exact
+    for up to 7 bins; past that eager's vectorised linspace may differ by an ulp, which moves an
+    element only when it lies that close to an edge)."""
+    if range_ is not None:
+        lo = torch.tensor(float(range_[0]), device=col.device)
+        hi = torch.tensor(float(range_[1]), device=col.device)
+    elif col.numel():
+        lo, hi = col.amin(), col.amax()
+    else:
+        lo = hi = torch.tensor(0.0, device=col.device)
+    same = lo == hi
+    lo, hi = torch.where(same, lo - 0.5, lo), torch.where(same, hi + 0.5, hi)
+    i = torch.arange(bins + 1, device=col.device, dtype=torch.float32)
+    step = (hi - lo) / bins
+    return torch.where(i < (bins + 1) // 2, lo + step * i, hi - step * (bins - i))
+
+
 def histogram_bins(x: torch.Tensor, bins: int, *, range: list[float] | None = None,  # noqa: A002
                    weight: torch.Tensor | None = None, density: bool = False
                    ) -> tuple[torch.Tensor, torch.Tensor]:
-    """torch.histogram with a bin count: edges over the range (the data's when none is given,
-    widened by 1/2 each way when it is a single value), computed as torch's linspace does
-    (from the nearer end: exact for up to 7 bins; past that eager's vectorised linspace may
-    differ by an ulp, which moves an element only when it lies that close to an edge)."""
+    """torch.histogram with a bin count: `bins` edges over the range (_linear_edges)."""
     flat = x.reshape(-1).float()
-    if range is not None:
-        lo = torch.tensor(float(range[0]), device=x.device)
-        hi = torch.tensor(float(range[1]), device=x.device)
-    elif flat.numel():
-        lo, hi = flat.amin(), flat.amax()
-    else:
-        lo = hi = torch.tensor(0.0, device=x.device)
-    same = lo == hi
-    lo, hi = torch.where(same, lo - 0.5, lo), torch.where(same, hi + 0.5, hi)
-    i = torch.arange(bins + 1, device=x.device, dtype=torch.float32)
-    step = (hi - lo) / bins
-    edges = torch.where(i < (bins + 1) // 2, lo + step * i, hi - step * (bins - i))
+    edges = _linear_edges(flat, bins, range)
     return _bin_counts(flat, edges, weight, density).to(x.dtype), edges.to(x.dtype)
 
 
@@ -193,6 +201,62 @@ def histogram_edges(x: torch.Tensor, bins: torch.Tensor, *, weight: torch.Tensor
     if edges.numel() < 2:
         return NotImplemented
     return _bin_counts(x.reshape(-1).float(), edges, weight, density).to(x.dtype), bins.clone()
+
+
+def _dd_edges(x: torch.Tensor, bins: list[int], range_: list[float] | None
+              ) -> list[torch.Tensor]:
+    cols = x.reshape(-1, x.shape[-1]).float()
+    return [_linear_edges(cols[:, d], b, None if range_ is None else range_[2 * d:2 * d + 2])
+            for d, b in enumerate(bins)]
+
+
+def histogramdd_bin_edges(x: torch.Tensor, bins: list[int], *, range: list[float] | None = None,  # noqa: A002
+                          weight: torch.Tensor | None = None, density: bool = False
+                          ) -> list[torch.Tensor]:
+    return [e.to(x.dtype) for e in _dd_edges(x, bins, range)]
+
+
+def _dd_counts(x: torch.Tensor, edges: list[torch.Tensor], weight: torch.Tensor | None,
+               density: bool) -> torch.Tensor:
+    """torch.histogramdd: each row of x ([N, D]) lands in the bin of each of its coordinates
+    (as _bin_counts), counted when every coordinate lies within its edges; density divides by
+    the total and each bin's volume."""
+    cols = x.reshape(-1, x.shape[-1]).float()
+    sizes = [e.numel() - 1 for e in edges]
+    flat = torch.zeros(cols.shape[0], dtype=torch.int64, device=x.device)
+    inside = torch.ones(cols.shape[0], dtype=torch.bool, device=x.device)
+    for d, e in enumerate(edges):
+        col = cols[:, d]
+        pos = ((e.unsqueeze(0) <= col.unsqueeze(1)).sum(1) - 1).clamp(min=0, max=sizes[d] - 1)
+        inside = inside & (col >= e[0]) & (col <= e[-1])
+        flat = flat * sizes[d] + pos
+    total = math.prod(sizes)
+    member = (flat.unsqueeze(0) == torch.arange(total, device=x.device).unsqueeze(1)) & inside
+    w = torch.ones_like(cols[:, 0]) if weight is None else weight.reshape(-1).float()
+    hist = torch.where(member, w.unsqueeze(0), 0.0).sum(1).reshape(sizes)
+    if density:
+        volume = torch.ones(sizes, device=x.device)
+        for d, e in enumerate(edges):
+            shape = [1] * len(sizes)
+            shape[d] = sizes[d]
+            volume = volume * (e[1:] - e[:-1]).reshape(shape)
+        hist = hist / (hist.sum() * volume)
+    return hist
+
+
+def histogramdd_from_bin_cts(x: torch.Tensor, bins: list[int], *,
+                             range: list[float] | None = None,  # noqa: A002
+                             weight: torch.Tensor | None = None, density: bool = False
+                             ) -> torch.Tensor:
+    return _dd_counts(x, _dd_edges(x, bins, range), weight, density).to(x.dtype)
+
+
+def histogramdd_from_bin_tensors(x: torch.Tensor, bins: list[torch.Tensor], *,
+                                 weight: torch.Tensor | None = None, density: bool = False
+                                 ) -> torch.Tensor:
+    if any(b.numel() < 2 for b in bins):
+        return NotImplemented
+    return _dd_counts(x, [b.reshape(-1).float() for b in bins], weight, density).to(x.dtype)
 
 
 def nonzero_static(x: torch.Tensor, *, size: int, fill_value: int = -1) -> torch.Tensor:

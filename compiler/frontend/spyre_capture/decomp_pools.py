@@ -9,6 +9,9 @@ accumulation is).
   window sums, divided by the padded window's size, the clipped window's count or the override.
 - _upsample_bilinear2d_aa (antialiased resize): torch's own per-dimension weights, read off its
   CPU kernel applied to the identity at compile time.
+
+And grid_sampler_3d, which is not separable: each output point gathers its 8 neighbours
+(trilinear) or its nearest one by computed indices, with zeros, border or reflection padding.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ def pool_decompositions() -> dict[Any, Callable[..., Any]]:
         aten._adaptive_avg_pool3d.default: adaptive_avg_pool3d,
         aten.avg_pool2d.default: avg_pool2d,
         aten._upsample_bilinear2d_aa.default: upsample_bilinear2d_aa,
+        aten.grid_sampler_3d.default: grid_sampler_3d,
     }
 
 
@@ -139,3 +143,65 @@ def upsample_bilinear2d_aa(x: torch.Tensor, output_size: list[int], align_corner
     oh, ow = (int(s) for s in output_size)
     return _apply(x, [_aa_weights(x.shape[2], oh, align_corners, scales_h),
                       _aa_weights(x.shape[3], ow, align_corners, scales_w)])
+
+
+# --- 3-D grid sampling ---------------------------------------------------------------------------
+
+
+def _reflect(c: torch.Tensor, twice_low: int, twice_high: int) -> torch.Tensor:
+    """c folded back and forth into [twice_low / 2, twice_high / 2]."""
+    if twice_low == twice_high:
+        return torch.zeros_like(c)
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    dist = (c - low).abs()
+    extra = torch.fmod(dist, span)
+    odd = torch.remainder(torch.floor(dist / span), 2) == 1
+    return torch.where(odd, span + low - extra, extra + low)
+
+
+def grid_sampler_3d(a: torch.Tensor, grid: torch.Tensor, interpolation_mode: int = 0,
+                    padding_mode: int = 0, align_corners: bool = False) -> torch.Tensor:
+    """[N, C, D, H, W] sampled at grid [N, oD, oH, oW, 3] (x, y, z in [-1, 1]): torch's
+    unnormalisation (align_corners: -1 and 1 are the corner elements' centres, else their outer
+    edges), padding (0 zeros: taps outside weigh nothing; 1 border: clamped; 2 reflection), and
+    trilinear (0) or nearest (1, ties to even) interpolation, in fp32."""
+    if interpolation_mode not in (0, 1) or padding_mode not in (0, 1, 2) or a.dim() != 5:
+        return NotImplemented
+    n, c, depth, height, width = a.shape
+    g = grid.to(torch.float32)
+
+    def source(coord: torch.Tensor, size: int) -> torch.Tensor:
+        scale = (size * 0.5 - 0.5) if align_corners else size * 0.5
+        pos = coord * scale + (size * 0.5 - 0.5)
+        if padding_mode == 1:
+            pos = pos.clamp(0, size - 1)
+        elif padding_mode == 2:
+            pos = _reflect(pos, 0, 2 * (size - 1)) if align_corners else \
+                _reflect(pos, -1, 2 * size - 1)
+            pos = pos.clamp(0, size - 1)
+        return pos
+
+    x, y, z = source(g[..., 0], width), source(g[..., 1], height), source(g[..., 2], depth)
+    batch = torch.arange(n, device=a.device).view(n, 1, 1, 1, 1)
+    channel = torch.arange(c, device=a.device).view(1, c, 1, 1, 1)
+
+    def tap(zs: torch.Tensor, ys: torch.Tensor, xs: torch.Tensor, w: torch.Tensor
+            ) -> torch.Tensor:
+        inside = ((xs >= 0) & (xs < width) & (ys >= 0) & (ys < height)
+                  & (zs >= 0) & (zs < depth))
+        zi, yi, xi = (torch.where(inside, t, 0).to(torch.int64).unsqueeze(1)
+                      for t in (zs, ys, xs))
+        return a[batch, channel, zi, yi, xi].float() * torch.where(inside, w, 0.0).unsqueeze(1)
+
+    if interpolation_mode == 1:
+        return tap(torch.round(z), torch.round(y), torch.round(x), torch.ones_like(x)).to(a.dtype)
+    x0, y0, z0 = torch.floor(x), torch.floor(y), torch.floor(z)
+    fx, fy, fz = x - x0, y - y0, z - z0
+    out = None
+    for dz in (0, 1):
+        for dy in (0, 1):
+            for dx in (0, 1):
+                w = ((fx if dx else 1 - fx) * (fy if dy else 1 - fy) * (fz if dz else 1 - fz))
+                t = tap(z0 + dz, y0 + dy, x0 + dx, w)
+                out = t if out is None else out + t
+    return out.to(a.dtype)
