@@ -305,3 +305,27 @@ def test_lu_with_partial_pivoting_and_what_uses_it():
         for adjoint in (False, True):
             _run(lambda f, p, y: torch.linalg.lu_solve(f, p, y, left=left, adjoint=adjoint),
                  lu, piv, b if left else b.mT)
+
+
+def test_a_singular_input_raises_eagers_error_after_the_chip_computed_its_info():
+    """linalg.inv, linalg.solve and cholesky compute on the chip and end in torch's check of
+    the factorisation's info (SCHEMA.md `checks`): read back after the run, it raises what
+    eager raises, and passes a regular input."""
+    g = torch.Generator().manual_seed(10)
+    a = torch.randn(2, 4, 4, generator=g) + 4 * torch.eye(4)
+    _run(torch.linalg.inv, a)
+    singular = a.clone()
+    singular[1, 2] = 0.0  # a zero row: a zero pivot in LAPACK's order and in the chip's
+    spd = a[0] @ a[0].mT
+    not_pd = spd.clone()
+    not_pd[2, 2] = -1.0
+    for fn, x in ((torch.linalg.inv, (singular,)),
+                  (torch.linalg.solve, (singular, torch.ones(2, 4, 1))),
+                  (torch.cholesky, (not_pd,))):
+        with pytest.raises(torch.linalg.LinAlgError) as want:
+            fn(*x)
+        with pytest.raises(torch.linalg.LinAlgError) as got:
+            spyre_sim.run(fn, x, arch="tiny", cache=False)
+        assert str(got.value) == str(want.value)
+    r = spyre_sim.run(torch.linalg.inv, (singular,), arch="tiny", cache=False, timing_only=True)
+    assert r.cycles > 0  # timing-only computes no info and checks nothing

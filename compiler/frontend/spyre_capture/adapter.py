@@ -402,8 +402,12 @@ def _build_graph_ir(graph: Any, name: str, static_idxs: set[int], source_root: s
             }
             inputs.append(const_name)
         nodes = []
+        checks = []
         for snode in graph.scheduler.nodes:
             for sub in snode.get_nodes():
+                if _is_error_check(sub.node):
+                    checks.append(_error_check(sub.node))
+                    continue
                 node_ir = _node_ir(sub, source_root)
                 if isinstance(sub.node, ir.AssertScalar):  # checked at capture: no node, no buffer
                     continue
@@ -414,6 +418,7 @@ def _build_graph_ir(graph: Any, name: str, static_idxs: set[int], source_root: s
                 if node_ir is not None:
                     nodes.append(node_ir)
         outputs = [_output(o) for o in graph.graph_outputs]
+        outputs += [c["input"] for c in checks]  # read back after the run: see _error_check
         for out in outputs:
             b = buffers.get(out["buffer"])
             if b is not None and b["kind"] == "intermediate":
@@ -431,8 +436,29 @@ def _build_graph_ir(graph: Any, name: str, static_idxs: set[int], source_root: s
     }
     if constants:
         doc["constants"] = constants
+    if checks:
+        doc["checks"] = checks
     random_seeds.seeds_as_input(doc)
     return doc
+
+
+def _is_error_check(node: Any) -> bool:
+    return isinstance(node, ir.FallbackKernel) and \
+        getattr(node, "op_overload", None) == torch.ops.aten._linalg_check_errors.default
+
+
+def _error_check(node: Any) -> dict:
+    """torch.linalg's check of a factorisation's `info` (raise on a singular matrix, ...): not
+    a node of the IR. The chip computes `info`; it becomes one more graph output (after the
+    graph's own), which the runtime reads back after the run and checks with torch's own
+    `_linalg_check_errors`, raising eager's error (SCHEMA.md `checks`)."""
+    tensors = [t for t in node.inputs if isinstance(t, ir.IRNode)]
+    if len(tensors) != 1:
+        raise CaptureError(f"{node.get_name()}: _linalg_check_errors with {len(tensors)} tensor "
+                           "inputs, expected 1")
+    call = _fallback_call(node)
+    return {"op": str(node.op_overload), "input": _tensor_dict(tensors[0]),
+            "args": call["args"], "kwargs": call["kwargs"]}
 
 
 def _build_trivial_ir(gm: torch.fx.GraphModule, inputs: Sequence[Any], name: str, static_idxs: set[int]) -> dict:

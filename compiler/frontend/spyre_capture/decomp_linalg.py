@@ -10,7 +10,8 @@ convergence, no branch on values):
 - triangular solves (triangular_solve, linalg_solve_triangular): substitution one row of the
   solution at a time, each a GEMM against the rows already solved (n steps for n rows).
 - linalg_cholesky_ex: one column of the factor at a time (a GEMM against the columns already
-  found), `info` the first minor that is not positive definite (1-based; 0 when none).
+  found), `info` the first minor that is not positive definite (1-based; 0 when none);
+  cholesky is it and torch's check of the info.
 - mode: per row, how often each element occurs (an [n, n] comparison and a sum); the smallest
   of the most frequent values, and the last index holding it, as torch's CPU kernel gives.
 """
@@ -35,6 +36,7 @@ def linalg_decompositions() -> dict[Any, Callable[..., Any]]:
         aten.triangular_solve.default: triangular_solve,
         aten.linalg_solve_triangular.default: solve_triangular,
         aten.linalg_cholesky_ex.default: cholesky_ex,
+        aten.cholesky.default: cholesky,
     }
 
 
@@ -181,6 +183,14 @@ def cholesky_ex(a: torch.Tensor, upper: bool = False, check_errors: bool = False
         found = torch.cat(cols, -1)
     low = found if found is not None else x.clone()
     return (low.mT if upper else low).to(a.dtype), info
+
+
+def cholesky(a: torch.Tensor, upper: bool = False) -> torch.Tensor:
+    """torch.cholesky: cholesky_ex, then torch's check of its info (raising as eager does when
+    a leading minor is not positive definite; SCHEMA.md `checks`)."""
+    low, info = cholesky_ex(a, upper)
+    aten._linalg_check_errors.default(info, "cholesky", is_matrix=a.dim() == 2)
+    return low
 
 
 # --- mode ---------------------------------------------------------------------------------------

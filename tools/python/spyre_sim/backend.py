@@ -32,6 +32,7 @@ def _make_runner(ir: dict):
     sess.reports.append(report)
     in_bindings, out_bindings = exe.inputs, exe.outputs
     timing_runs = {}  # this program's timing-only run (runs are data-independent)
+    checks = ir.get("checks", [])
 
     def runner(inputs):
         # A graph that draws random numbers gets this call's seeds as its last input.
@@ -75,6 +76,13 @@ def _make_runner(ir: dict):
             # that bound).
             results = [_output(d, b, o, None if sess.timing_only else symbols, label)
                        for d, b, o in zip(out["outputs"], out_bindings, ir["outputs"])]
+        # A factorisation's `info` that torch.linalg checks (SCHEMA.md `checks`): the last
+        # outputs, read back and checked as eager does (not when nothing was computed).
+        if checks:
+            infos, results = results[len(results) - len(checks):], results[:len(results) - len(checks)]
+            if not sess.timing_only:
+                for check, info in zip(checks, infos):
+                    host_fallback.run_check(check, info)
         # Inputs the graph updates in place (a KV cache, `x.add_(y)`): the compiled graph must
         # leave the new values in the caller's tensors, as Inductor's own code would.
         for i, data in out["mutated"].items():

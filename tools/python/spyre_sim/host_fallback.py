@@ -144,6 +144,17 @@ def _argument(value, arg_type: str, inputs: list):
     return value
 
 
+def _call_arguments(op, call: dict, inputs: list) -> tuple[list, dict]:
+    """The call's `args` and `kwargs` as the overload's schema expects them."""
+    schema = op._schema
+    types = {a.name: str(a.real_type) for a in schema.arguments}
+    positional = [str(a.real_type) for a in schema.arguments if not a.kwarg_only]
+    args = [_argument(v, positional[i] if i < len(positional) else "", inputs)
+            for i, v in enumerate(call.get("args", []))]
+    kwargs = {k: _argument(v, types.get(k, ""), inputs) for k, v in call.get("kwargs", {}).items()}
+    return args, kwargs
+
+
 def _leaves(result) -> list:
     return list(result) if isinstance(result, (tuple, list)) else [result]
 
@@ -164,12 +175,7 @@ def execute(call: dict | str, dram: memoryview, symbols: dict[str, int] | None =
     # Inputs the op only reads are copies: an op that writes an argument it should not cannot
     # change device memory behind the program's back.
     args_in = [t if i in mutated else t.clone() for i, t in enumerate(inputs)]
-    schema = op._schema
-    types = {a.name: str(a.real_type) for a in schema.arguments}
-    positional = [str(a.real_type) for a in schema.arguments if not a.kwarg_only]
-    args = [_argument(v, positional[i] if i < len(positional) else "", args_in)
-            for i, v in enumerate(call.get("args", []))]
-    kwargs = {k: _argument(v, types.get(k, ""), args_in) for k, v in call.get("kwargs", {}).items()}
+    args, kwargs = _call_arguments(op, call, args_in)
     try:
         with torch.no_grad():
             result = op(*args, **kwargs)
@@ -192,3 +198,11 @@ def execute(call: dict | str, dram: memoryview, symbols: dict[str, int] | None =
         if dest.numel():
             dest.copy_(value.to(dest.dtype))
 
+
+
+def run_check(check: dict, info: torch.Tensor) -> None:
+    """One of an IR's `checks` (SCHEMA.md): torch's own check (`_linalg_check_errors`) of an
+    `info` the chip computed, read back after the run; raises what eager raises."""
+    op = _resolve_op(check["op"])
+    args, kwargs = _call_arguments(op, check, [info])
+    op(*args, **kwargs)
