@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from . import decomp, ir_cache, loop_body, lowerings, meta, random_seeds
+from . import decomp, ir_cache, loop_body, lowerings, meta, random_seeds, value_sizes
 from .errors import CaptureError, UnsupportedTorch
 from .loop_body import ir_dtype as _dtype
 
@@ -300,67 +300,18 @@ def _ints(xs: Sequence[Any], what: str) -> list[int]:
     return [_int(x, what) for x in xs]
 
 
-def _unbacked_symbols(x: Any) -> list:
-    """The unbacked symbols (u0, u1, ...: sizes a data-dependent op computes) in `x`."""
-    expr = x.node.expr if isinstance(x, torch.SymInt) else x
-    return sorted((s for s in getattr(expr, "free_symbols", ()) if str(s).startswith("u")), key=str)
-
-
-def _finite_int(v: Any) -> int | None:
-    """`v` (a bound of a value range) as an int; None when it is infinite."""
-    from torch.utils._sympy.numbers import int_oo
-
-    if v in (int_oo, -int_oo, sympy.oo, -sympy.oo) or not getattr(v, "is_integer", False):
-        return None
-    # torch's fake kernels bound a size they cannot bound by sys.maxsize - 1.
-    return int(v) if abs(int(v)) < sys.maxsize - 1 else None
-
-
 def _layout_dict(layout: Any) -> dict:
     size, stride, offset = list(layout.size), list(layout.stride), layout.offset
-    symbols = sorted({s for x in (*size, *stride, offset) for s in _unbacked_symbols(x)}, key=str)
-    if not symbols:
-        return {
-            "dtype": _dtype(layout.dtype),
-            "size": _ints(size, "size"),
-            "stride": _ints(stride, "stride"),
-            "offset": _int(offset, "offset"),
-        }
-    # A size a data-dependent op (nonzero, unique, masked_select) computes: the buffer is laid
-    # out for every symbol's upper bound, and `symbolic` keeps the expressions, for the host that
-    # runs the op (host fallback) and for the compiler's refusal of device kernels that read it.
-    shape_env = V.graph.sizevars.shape_env
-
-    def unbounded(what: Any) -> CaptureError:
-        return CaptureError(f"the {what} depends on the values of a tensor and has no upper "
-                            "bound (bincount, ...): no buffer can be planned for it")
-
-    def at_bound(x: Any, what: str) -> int:
-        expr = sympy.sympify(x.node.expr if isinstance(x, torch.SymInt) else x)
-        upper = _finite_int(shape_env.bound_sympy(expr).upper)
-        if upper is None:
-            raise unbounded(f"{what} {expr}")
-        return upper
-
-    bounds = {}
-    for s in symbols:
-        r = shape_env.var_to_range.get(s)
-        lower, upper = (None, None) if r is None else (_finite_int(r.lower), _finite_int(r.upper))
-        if lower is None or upper is None:
-            raise unbounded(f"size {s}")
-        bounds[str(s)] = [lower, upper]
-
-    def text(x: Any) -> int | str:
-        return str(sympy.sympify(x.node.expr if isinstance(x, torch.SymInt) else x)) \
-            if _unbacked_symbols(x) else int(x)
-
+    symbols = sorted({s for x in (*size, *stride, offset)
+                      for s in value_sizes.unbacked_symbols(x)}, key=str)
+    if symbols:  # a size a data-dependent op computes
+        return {"dtype": _dtype(layout.dtype),
+                **value_sizes.symbolic_layout(size, stride, offset, symbols)}
     return {
         "dtype": _dtype(layout.dtype),
-        "size": [at_bound(x, "size") for x in size],
-        "stride": [at_bound(x, "stride") for x in stride],
-        "offset": at_bound(offset, "offset"),
-        "symbolic": {"size": [text(x) for x in size], "stride": [text(x) for x in stride],
-                     "offset": text(offset), "bounds": bounds},
+        "size": _ints(size, "size"),
+        "stride": _ints(stride, "stride"),
+        "offset": _int(offset, "offset"),
     }
 
 
@@ -575,13 +526,8 @@ def _node_ir(snode: Any, source_root: str) -> dict | None:
     node = snode.node
     if isinstance(snode, inductor_scheduler.NopKernelSchedulerNode):
         return None
-    if isinstance(node, ir.AssertScalar):
-        # A run-time check on a size a data-dependent op computed (u0 <= numel): it holds for
-        # every value within the symbols' ranges, which the host checks when it computes them.
-        cond = sympy.sympify(node.scalar)
-        if V.graph.sizevars.shape_env.bound_sympy(cond).lower is not sympy.true:
-            raise CaptureError(f"a run-time check {cond} on values of a tensor "
-                               f"({node.msg}): the chip's programs cannot check it")
+    if isinstance(node, ir.AssertScalar):  # a check on a size a data-dependent op computed
+        value_sizes.check_assert_scalar(node)
         return None
     if isinstance(snode, inductor_scheduler.SchedulerNode) and not snode.is_template():
         return _loop_node_ir(snode, source_root)
