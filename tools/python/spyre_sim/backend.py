@@ -71,15 +71,13 @@ def _make_runner(ir: dict):
         if sess.timing_only and inputs and inputs[0].device.type == "meta":
             results = [tensors.empty_like_binding(b, inputs[0].device) for b in out_bindings]
         else:
-            # An output whose size a data-dependent op computed lies at the head of the buffer
-            # planned for its upper bound (a timing-only run, which computes nothing, returns
-            # that bound).
             results = [_output(d, b, o, None if sess.timing_only else symbols, label)
                        for d, b, o in zip(out["outputs"], out_bindings, ir["outputs"])]
         # A factorisation's `info` that torch.linalg checks (SCHEMA.md `checks`): the last
         # outputs, read back and checked as eager does (not when nothing was computed).
         if checks:
-            infos, results = results[len(results) - len(checks):], results[:len(results) - len(checks)]
+            own = len(results) - len(checks)
+            infos, results = results[own:], results[:own]
             if not sess.timing_only:
                 for check, info in zip(checks, infos):
                     host_fallback.run_check(check, info)
