@@ -242,11 +242,20 @@ def _as_inductor(op, fn, tensors, actual, sample) -> bool:
                        _as_compared(op, ref, tensors, sample))[0]
 
 
+# Ops whose outputs are defined only up to the signs of singular or eigenvectors (and, with
+# full_matrices, a basis of the null space): compared as their OpInfo samples' own
+# output_process_fn_grad gives them (|U|, |V|, U V^H, the singular and eigenvalues), which is how
+# PyTorch's tests compare them.
+DEFINED_UP_TO_A_BASIS = ("svd", "linalg.svd", "linalg.eigh", "svd_lowrank", "pca_lowrank")
+
+
 def _as_compared(op, out, inputs, sample):
     """What is compared: the outputs, except that where ties make indices ambiguous (sort,
     argsort, topk; mode, whose CPU kernel returns any occurrence of the value: std::sort is not
     stable past 16 elements) the indices are replaced by the input values they select."""
     torch = _torch()
+    if op.name in DEFINED_UP_TO_A_BASIS:
+        return sample.output_process_fn_grad(out)
     if op.name == "mode" and inputs and inputs[0].dim() > 0 and isinstance(out, (tuple, list)):
         dim = sample.kwargs.get("dim", sample.args[0] if sample.args else -1)
         keepdim = sample.kwargs.get("keepdim", sample.args[1] if len(sample.args) > 1 else False)

@@ -108,18 +108,19 @@ def test_bad_input_is_one_clear_message(cli, tmp_path):
 
 
 def test_unsupported_op_names_the_op(cli, tmp_path):
-    # linalg.qr has no Inductor lowering and none in spyre-sim (no decomposition, select.h):
-    # it stays a fallback kernel, which the device refuses.
-    model = tmp_path / "qr.py"
+    # linalg.ldl_factor has no Inductor lowering and none in spyre-sim (no decomposition,
+    # select.h): it stays a fallback kernel, which the device refuses.
+    model = tmp_path / "ldl.py"
     model.write_text(
         "import torch\n"
         "class M(torch.nn.Module):\n"
         "    def forward(self, x):\n"
-        "        return torch.linalg.qr(x).R\n"
+        "        return torch.linalg.ldl_factor(x).LD\n"
         "model = M()\n"
         "example_inputs = (torch.randn(8, 8),)\n")
     err = _bad(cli, tmp_path, "run", model)
-    assert "aten.linalg_qr" in err and "unsupported op" in err and "qr.py:4" in err, err
+    assert "aten.linalg_ldl_factor_ex" in err and "unsupported op" in err, err
+    assert "ldl.py:4" in err, err
 
 
 @pytest.mark.parametrize("sub", [["llm"], ["regress"], ["sweep"], ["trace"], ["trace", "validate"],

@@ -329,3 +329,73 @@ def test_a_singular_input_raises_eagers_error_after_the_chip_computed_its_info()
         assert str(got.value) == str(want.value)
     r = spyre_sim.run(torch.linalg.inv, (singular,), arch="tiny", cache=False, timing_only=True)
     assert r.cycles > 0  # timing-only computes no info and checks nothing
+
+
+def test_householder_qr_gives_lapacks_signs_and_reflectors():
+    """decomp_spectral.py: geqrf's packed reflectors and tau, and Q and R in every mode, as
+    LAPACK's dgeqrf gives them (tall, wide and batched)."""
+    g = torch.Generator().manual_seed(12)
+    _run(torch.geqrf, torch.randn(2, 6, 4, generator=g))
+    for mode in ("reduced", "complete", "r"):
+        _run(lambda x: torch.linalg.qr(x, mode=mode).R, torch.randn(3, 5, generator=g))
+    _run(lambda x: torch.linalg.qr(x, mode="complete"), torch.randn(6, 3, generator=g))
+
+
+def _sign_free(vectors, columns=True):
+    """Eigen- or singular vectors with each one's largest entry positive."""
+    v = vectors if columns else vectors.mT
+    big = torch.gather(v, -2, v.abs().argmax(-2, keepdim=True))
+    v = v * torch.where(big < 0, -1.0, 1.0)
+    return v if columns else v.mT
+
+
+@pytest.mark.parametrize("n", [5, 10])
+def test_jacobi_eigh_and_svd_converge_to_lapacks_values(n):
+    """Cyclic Jacobi (two-sided for eigh, one-sided for the SVD) against LAPACK: values to fp32
+    rounding, vectors up to sign, U orthonormal and completed for full_matrices."""
+    g = torch.Generator().manual_seed(13 + n)
+    a = torch.randn(2, n, n, generator=g)
+    r = spyre_sim.run(lambda x: torch.linalg.eigh(x, UPLO="U"), (a,), arch="tiny", cache=False)
+    values, vectors = r.outputs
+    want = torch.linalg.eigh(a, UPLO="U")
+    torch.testing.assert_close(values, want.eigenvalues, rtol=1e-4, atol=1e-4 * n)
+    torch.testing.assert_close(_sign_free(vectors), _sign_free(want.eigenvectors), rtol=1e-3,
+                               atol=1e-3)
+    tall = torch.randn(n + 3, n - 2, generator=g)
+    for x in (tall, tall.mT):
+        u, s, vh = spyre_sim.run(lambda y: torch.linalg.svd(y, full_matrices=True), (x,),
+                                 arch="tiny", cache=False).outputs
+        wu, ws, wvh = torch.linalg.svd(x, full_matrices=True)
+        k = s.shape[-1]
+        torch.testing.assert_close(s, ws, rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(_sign_free(u[:, :k]), _sign_free(wu[:, :k]), rtol=1e-3,
+                                   atol=1e-3)
+        torch.testing.assert_close(_sign_free(vh[:k], columns=False),
+                                   _sign_free(wvh[:k], columns=False), rtol=1e-3, atol=1e-3)
+        for q in (u, vh):
+            torch.testing.assert_close(q @ q.mT, torch.eye(q.shape[0]), rtol=0, atol=1e-5)
+
+
+def test_pinv_rank_and_matrix_exp():
+    """The pseudo-inverse of a rank-deficient matrix (the zero singular value's U column
+    orthonormalised, not divided by), matrix_rank with its fp32 tolerances, hermitian forms
+    through eigh, cholesky_solve and cholesky_inverse, and exp by scaling and squaring (a
+    1-norm of 8 takes 4 squarings)."""
+    g = torch.Generator().manual_seed(14)
+    q1 = torch.linalg.qr(torch.randn(5, 2, generator=g)).Q
+    q2 = torch.linalg.qr(torch.randn(4, 2, generator=g)).Q
+    low_rank = q1 @ torch.diag(torch.tensor([3.0, 0.5])) @ q2.mT
+    _run(torch.linalg.pinv, low_rank)
+    r = _run(torch.linalg.matrix_rank, low_rank)
+    assert r.outputs.item() == 2
+    a = torch.randn(5, 5, generator=g)
+    spd = a @ a.mT + torch.eye(5)
+    _run(lambda x: torch.linalg.pinv(x, hermitian=True, atol=0.5), spd)
+    _run(lambda x: torch.linalg.matrix_rank(x, hermitian=True, rtol=0.1), spd)
+    low = torch.linalg.cholesky(spd)
+    b = torch.randn(5, 3, generator=g)
+    _run(torch.cholesky_solve, b, low)
+    _run(lambda y, u: torch.cholesky_solve(y, u, upper=True), b, low.mT)
+    _run(torch.cholesky_inverse, low)
+    _run(torch.linalg.matrix_exp, 8 * a / a.abs().sum(0).amax())
+    _run(torch.linalg.matrix_exp, a / 4)

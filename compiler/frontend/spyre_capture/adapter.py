@@ -156,7 +156,7 @@ def capture_context() -> Iterator[None]:
     codegen_common.register_backend_for_device("cpu", CaptureScheduling, PythonWrapperCodegen)
     try:
         with inductor_config.patch({**CONFIG_PATCH, "_post_fusion_custom_pass": _record_post_fusion}), \
-                lowerings.installed():
+                lowerings.installed(), decomp.composites_overridden():
             yield
     finally:
         if saved is None:

@@ -15,7 +15,8 @@ gather/scatter sizes of the models, not scans over millions of elements.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import torch
@@ -25,6 +26,7 @@ from .decomp_lu import lu_decompositions
 from .decomp_ops import op_decompositions
 from .decomp_pools import pool_decompositions
 from .decomp_random import random_decompositions
+from .decomp_spectral import composite_overrides, spectral_decompositions
 
 aten = torch.ops.aten
 
@@ -59,8 +61,28 @@ def device_decompositions() -> dict[Any, Callable[..., Any]]:
         **linalg_decompositions(),
         **lu_decompositions(),
         **random_decompositions(),
+        **spectral_decompositions(),
     }
     return table
+
+
+@contextlib.contextmanager
+def composites_overridden() -> Iterator[None]:
+    """While capturing: decompositions of CompositeImplicitAutograd overloads, which AOTAutograd
+    expands with ATen's own composite before a decomposition table is consulted. Each is
+    installed as the overload's Python kernel for that key (read only under the Python
+    dispatcher, which AOTAutograd's tracing enables) and removed afterwards."""
+    key = torch._C.DispatchKey.CompositeImplicitAutograd
+    overrides = composite_overrides()
+    installed = [op for op in overrides if key not in op.py_kernels]  # not when nested
+    for op in installed:
+        op.py_impl(key)(overrides[op])
+    try:
+        yield
+    finally:
+        for op in installed:
+            op.py_kernels.pop(key, None)
+            op._dispatch_cache.clear()
 
 
 # --- scans: one reduction over j <= i ---------------------------------------------------------

@@ -11,7 +11,8 @@ convergence, no branch on values):
   solution at a time, each a GEMM against the rows already solved (n steps for n rows).
 - linalg_cholesky_ex: one column of the factor at a time (a GEMM against the columns already
   found), `info` the first minor that is not positive definite (1-based; 0 when none);
-  cholesky is it and torch's check of the info.
+  cholesky is it and torch's check of the info; cholesky_solve and cholesky_inverse are two
+  triangular solves with the factor (A = L L^T, or U^T U when upper).
 - mode: per row, how often each element occurs (an [n, n] comparison and a sum); the smallest
   of the most frequent values, and the last index holding it, as torch's CPU kernel gives.
 """
@@ -37,6 +38,8 @@ def linalg_decompositions() -> dict[Any, Callable[..., Any]]:
         aten.linalg_solve_triangular.default: solve_triangular,
         aten.linalg_cholesky_ex.default: cholesky_ex,
         aten.cholesky.default: cholesky,
+        aten.cholesky_solve.default: cholesky_solve,
+        aten.cholesky_inverse.default: cholesky_inverse,
     }
 
 
@@ -51,7 +54,7 @@ def _reflector(a: torch.Tensor, i: int) -> torch.Tensor:
     return torch.where(row > i, col, (row == i).to(torch.float32))
 
 
-def _apply(a: torch.Tensor, tau: torch.Tensor, c: torch.Tensor, order: range, left: bool
+def apply_reflectors(a: torch.Tensor, tau: torch.Tensor, c: torch.Tensor, order: range, left: bool
            ) -> torch.Tensor:
     """c with the reflectors H_i (i in `order`, each in turn) applied from the left (H_i c) or
     the right (c H_i)."""
@@ -72,7 +75,7 @@ def householder_product(a: torch.Tensor, tau: torch.Tensor) -> torch.Tensor:
     if k > n or n > m:
         return NotImplemented
     eye = torch.eye(m, n, dtype=torch.float32, device=a.device).expand(*a.shape[:-2], m, n)
-    return _apply(a, tau, eye, range(k - 1, -1, -1), left=True).to(a.dtype)
+    return apply_reflectors(a, tau, eye, range(k - 1, -1, -1), left=True).to(a.dtype)
 
 
 def ormqr(a: torch.Tensor, tau: torch.Tensor, other: torch.Tensor, left: bool = True,
@@ -83,7 +86,7 @@ def ormqr(a: torch.Tensor, tau: torch.Tensor, other: torch.Tensor, left: bool = 
     first_to_last = range(k)
     last_to_first = range(k - 1, -1, -1)
     order = first_to_last if transpose == left else last_to_first
-    return _apply(a, tau, other.to(torch.float32), order, left).to(other.dtype)
+    return apply_reflectors(a, tau, other.to(torch.float32), order, left).to(other.dtype)
 
 
 # --- LU ------------------------------------------------------------------------------------------
@@ -191,6 +194,23 @@ def cholesky(a: torch.Tensor, upper: bool = False) -> torch.Tensor:
     low, info = cholesky_ex(a, upper)
     aten._linalg_check_errors.default(info, "cholesky", is_matrix=a.dim() == 2)
     return low
+
+
+def cholesky_solve(b: torch.Tensor, factor: torch.Tensor, upper: bool = False) -> torch.Tensor:
+    """X with A X = b, A = L L^T (L y = b, L^T X = y) or U^T U (U^T y = b, U X = y)."""
+    low = factor.mT if upper else factor
+    y = _solve(low, b, upper=False, unit=False)
+    return _solve(low.mT, y, upper=True, unit=False).to(b.dtype)
+
+
+def cholesky_inverse(factor: torch.Tensor, upper: bool = False) -> torch.Tensor:
+    """A^-1 = L^-T L^-1 with A = L L^T (upper: U^-1 U^-T, A = U^T U): L^-1 is a triangular
+    solve against the identity."""
+    n = factor.shape[-1]
+    low = factor.mT if upper else factor
+    eye = torch.eye(n, dtype=torch.float32, device=factor.device).expand(*factor.shape[:-2], n, n)
+    inverse = _solve(low, eye, upper=False, unit=False)  # L^-1
+    return (inverse.mT @ inverse).to(factor.dtype)
 
 
 # --- mode ---------------------------------------------------------------------------------------
