@@ -146,15 +146,19 @@ void reject_fallbacks(const nlohmann::json& j, const std::string& file, bool hos
         n["inputs"].size() == 1 && n["inputs"][0].is_object() &&
         lowered_tuples.count(n["inputs"][0].value("buffer", "")))
       continue;
-    throw Error(raw_node_where(n, file),
-                in_place_extern
-                    ? "unsupported op: Inductor calls an ATen kernel with no tensor result (it "
-                      "updates its inputs in place or reads a value back to the host: " +
-                          text("kernel") + ") and spyre-sim has no lowering for it"
-                    : "unsupported op: Inductor has no lowering for it and neither has spyre-sim "
-                      "(fallback kernel " +
-                          text("kernel") +
-                          "); --set compiler.host_fallback=on runs it on the host");
+    if (in_place_extern)
+      throw Error(raw_node_where(n, file),
+                  "unsupported op: Inductor calls an ATen kernel with no tensor result (it "
+                  "updates its inputs in place or reads a value back to the host: " +
+                      text("kernel") + ") and spyre-sim has no lowering for it");
+    // The capture's `why`: spyre-sim decomposes the op, but not for these operands.
+    const std::string why = text("why");
+    throw Error(
+        raw_node_where(n, file),
+        "unsupported op: Inductor has no lowering for it " +
+            (why.empty() ? "and neither has spyre-sim (fallback kernel " + text("kernel") + ")"
+                         : "(fallback kernel " + text("kernel") + "), and " + why) +
+            "; --set compiler.host_fallback=on runs it on the host");
   }
 }
 

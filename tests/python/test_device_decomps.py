@@ -399,3 +399,14 @@ def test_pinv_rank_and_matrix_exp():
     _run(torch.cholesky_inverse, low)
     _run(torch.linalg.matrix_exp, 8 * a / a.abs().sum(0).amax())
     _run(torch.linalg.matrix_exp, a / 4)
+
+
+def test_past_the_jacobi_limit_the_refusal_says_why_and_the_host_runs_it():
+    """An SVD of more than JACOBI_MAX_N columns stays a fallback kernel: the IR node's `why`
+    names the limit in the refusal; with host fallback the host computes it."""
+    a = torch.randn(20, 17, generator=torch.Generator().manual_seed(15))
+    with pytest.raises(Exception, match=r"only up to 16 columns .*this 20 x 17 operand has 17"):
+        spyre_sim.run(torch.linalg.svdvals, (a,), arch="tiny", cache=False)
+    r = spyre_sim.run(torch.linalg.svdvals, (a,), arch="tiny", cache=False,
+                      set=["compiler.host_fallback=on"])
+    assert r.outputs_match is True and r.summary["host"]["calls"] == 1

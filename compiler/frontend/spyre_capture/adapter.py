@@ -555,6 +555,9 @@ def _extern_node_ir(snode: Any, kind: str, source_root: str) -> dict:
     })
     if isinstance(node, ir.FallbackKernel):
         out["call"] = _fallback_call(node)
+        why = decomp.left_whole(out["op_overload"] or "", [i["size"] for i in inputs])
+        if why:
+            out["why"] = why
     if isinstance(node, ir.MultiOutput):
         out["indices"] = [_int(i, "MultiOutput index") for _, i in node.indices]
     return out

@@ -26,7 +26,7 @@ from .decomp_lu import lu_decompositions
 from .decomp_ops import op_decompositions
 from .decomp_pools import pool_decompositions
 from .decomp_random import random_decompositions
-from .decomp_spectral import composite_overrides, spectral_decompositions
+from .decomp_spectral import composite_overrides, spectral_decompositions, why_left_whole
 
 aten = torch.ops.aten
 
@@ -64,6 +64,12 @@ def device_decompositions() -> dict[Any, Callable[..., Any]]:
         **spectral_decompositions(),
     }
     return table
+
+
+def left_whole(op: str, sizes: list[list[int]]) -> str | None:
+    """Why a decomposition here declined an op that stayed a fallback kernel (the IR node's
+    `why`, which the compiler's refusal quotes); None when no decomposition covers the op."""
+    return why_left_whole(op, sizes)
 
 
 @contextlib.contextmanager

@@ -71,6 +71,32 @@ def spectral_decompositions() -> dict[Any, Callable[..., Any]]:
     }
 
 
+# The overloads whose decomposition above declines past JACOBI_MAX_N: (names, the operand's
+# dimension that counts: the smaller one or the order).
+_JACOBI_LIMITED = {
+    "aten._linalg_svd.default": "min",
+    "aten._linalg_eigh.default": "order",
+    "aten.linalg_pinv.atol_rtol_tensor": "min",
+    "aten.linalg_pinv.atol_rtol_float": "min",
+    "aten.linalg_pinv.default": "min",
+    "aten.linalg_pinv.rcond_tensor": "min",
+}
+
+
+def why_left_whole(op: str, sizes: list[list[int]]) -> str | None:
+    """Why an op this module decomposes was left whole, from its overload's name and its
+    operands' sizes; None when nothing here explains it."""
+    if op not in _JACOBI_LIMITED or not sizes or len(sizes[0]) < 2:
+        return None
+    m, n = sizes[0][-2], sizes[0][-1]
+    order = min(m, n) if _JACOBI_LIMITED[op] == "min" else n
+    if order <= JACOBI_MAX_N:
+        return None
+    return (f"spyre-sim decomposes it (cyclic Jacobi, unrolled into the graph) only up to "
+            f"{JACOBI_MAX_N} columns (decomp_spectral.py JACOBI_MAX_N): this {m} x {n} operand "
+            f"has {order}")
+
+
 def composite_overrides() -> dict[Any, Callable[..., Any]]:
     """CompositeImplicitAutograd overloads replaced while capturing (decomp.composites_overridden):
     ATen's matrix_rank computes its tolerance in fp64, which the chip does not have."""
