@@ -249,3 +249,13 @@ def test_the_host_lays_out_a_value_sized_result_within_its_bound():
         host_fallback.execute({**add, "inputs": [{**out, "symbolic": {**out["symbolic"],
                                                                        "size": ["__import__", 2]}}] * 2},
                               dram, symbols)
+
+
+def test_a_model_dynamo_runs_eagerly_is_reported_with_dynamos_reason():
+    """nonzero without capture_dynamic_output_shape_ops: Dynamo breaks the graph there and the
+    model runs eagerly; the run says so instead of only that nothing was simulated."""
+    x = torch.tensor([[1.0, 0.0], [0.0, 3.0]], dtype=torch.float16)
+    with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=False):
+        with pytest.raises(Exception, match="nothing was simulated .*Dynamo broke the graph and "
+                                            "ran the model eagerly .*Dynamic shape operator"):
+            spyre_sim.run(torch.nonzero, (x,), arch="tiny", cache=False, set=HOST)

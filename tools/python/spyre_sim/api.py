@@ -105,6 +105,9 @@ def run(fn, inputs, arch: Optional[str] = None, set=None, trace: Optional[str] =
     sess = _session.Session(arch, set, trace, timing_only, trace_filter, save_ir,
                             trace_detail=trace_detail, cache=cache)
     torch._dynamo.reset()
+    from spyre_capture import adapter
+
+    adapter.clear_graph_breaks()
     with _session.active(sess), torch.no_grad():
         compiled = torch.compile(fn, backend=_backend.spyre_sim_backend, dynamic=False)
         try:
@@ -116,6 +119,8 @@ def run(fn, inputs, arch: Optional[str] = None, set=None, trace: Optional[str] =
                 raise
             raise inner.with_traceback(inner.__traceback__) from None
     torch._dynamo.reset()
+    if not sess.runs:
+        raise core.SpyreError(_nothing_simulated(adapter.graph_break_reasons()))
     summary = json.loads(core.merge_summaries([json.dumps(s) for s in sess.runs]))
     if compare_eager and not timing_only:
         ok, err, tol = compare(outputs, reference(fn, inputs))
@@ -129,3 +134,15 @@ def run(fn, inputs, arch: Optional[str] = None, set=None, trace: Optional[str] =
 def last_result() -> Optional[Result]:
     """The latest run's result: of spyre_sim.run, or of a graph compiled with the backend."""
     return _backend.last_backend_result()
+
+
+def _nothing_simulated(breaks: list) -> str:
+    """Why a run simulated nothing: no graph reached the chip, and Dynamo's graph breaks when
+    it broke the model up (an op whose output size depends on values, e.g. nonzero, without
+    `torch._dynamo.config.capture_dynamic_output_shape_ops`, runs eagerly)."""
+    text = "run: nothing was simulated (the model has no device work)"
+    if not breaks:
+        return text
+    shown = "; ".join(b.splitlines()[0] for b in breaks[:3])
+    more = f" and {len(breaks) - 3} more" if len(breaks) > 3 else ""
+    return f"{text}: Dynamo broke the graph and ran the model eagerly ({shown}{more})"
