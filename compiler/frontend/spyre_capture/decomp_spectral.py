@@ -71,30 +71,30 @@ def spectral_decompositions() -> dict[Any, Callable[..., Any]]:
     }
 
 
-# The overloads whose decomposition above declines past JACOBI_MAX_N: (names, the operand's
-# dimension that counts: the smaller one or the order).
+# The overloads whose decomposition declines past JACOBI_MAX_N (`_past_jacobi_limit`).
 _JACOBI_LIMITED = {
-    "aten._linalg_svd.default": "min",
-    "aten._linalg_eigh.default": "order",
-    "aten.linalg_pinv.atol_rtol_tensor": "min",
-    "aten.linalg_pinv.atol_rtol_float": "min",
-    "aten.linalg_pinv.default": "min",
-    "aten.linalg_pinv.rcond_tensor": "min",
+    "aten._linalg_svd.default", "aten._linalg_eigh.default",
+    "aten.linalg_pinv.atol_rtol_tensor", "aten.linalg_pinv.atol_rtol_float",
+    "aten.linalg_pinv.default", "aten.linalg_pinv.rcond_tensor",
 }
+
+
+def _past_jacobi_limit(shape: Any) -> bool:
+    """Whether Jacobi would rotate more than JACOBI_MAX_N columns of a [*, m, n] operand: the
+    SVD's min(m, n) (it works on A^T when A is wide), an eigenproblem's order n = m."""
+    return min(shape[-2], shape[-1]) > JACOBI_MAX_N
 
 
 def why_left_whole(op: str, sizes: list[list[int]]) -> str | None:
     """Why an op this module decomposes was left whole, from its overload's name and its
     operands' sizes; None when nothing here explains it."""
-    if op not in _JACOBI_LIMITED or not sizes or len(sizes[0]) < 2:
+    if op not in _JACOBI_LIMITED or not sizes or len(sizes[0]) < 2 \
+            or not _past_jacobi_limit(sizes[0]):
         return None
     m, n = sizes[0][-2], sizes[0][-1]
-    order = min(m, n) if _JACOBI_LIMITED[op] == "min" else n
-    if order <= JACOBI_MAX_N:
-        return None
     return (f"spyre-sim decomposes it (cyclic Jacobi, unrolled into the graph) only up to "
             f"{JACOBI_MAX_N} columns (decomp_spectral.py JACOBI_MAX_N): this {m} x {n} operand "
-            f"has {order}")
+            f"has {min(m, n)}")
 
 
 def composite_overrides() -> dict[Any, Callable[..., Any]]:
@@ -253,7 +253,7 @@ def _eigh(sym: torch.Tensor, vectors: bool) -> tuple[torch.Tensor, torch.Tensor 
 def eigh(a: torch.Tensor, UPLO: str = "L", compute_v: bool = True  # noqa: N803 - ATen's name
          ) -> tuple[torch.Tensor, torch.Tensor]:
     n = a.shape[-1]
-    if n > JACOBI_MAX_N:
+    if _past_jacobi_limit(a.shape):
         return NotImplemented
     if _empty(a):
         values = a.new_zeros((*a.shape[:-2], n))
@@ -305,7 +305,7 @@ def svd(a: torch.Tensor, full_matrices: bool = False, compute_uv: bool = True,
     k = min(m, n)
     batch = a.shape[:-2]
     none = a.new_zeros((0,))
-    if k > JACOBI_MAX_N:
+    if _past_jacobi_limit(a.shape):
         return NotImplemented
     if _empty(a):
         s = a.new_zeros((*batch, k))
@@ -358,7 +358,7 @@ def pinv(a: torch.Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool
     """A^+ = V diag(1 / s_i for s_i > max(atol, rtol s_max), else 0) U^T; for a hermitian A,
     U diag(1 / lambda_i for |lambda_i| above the tolerance) U^T."""
     m, n = a.shape[-2], a.shape[-1]
-    if (n if hermitian else min(m, n)) > JACOBI_MAX_N:
+    if _past_jacobi_limit(a.shape):
         return NotImplemented  # one host call for all of it, not one for its decomposition
     if _empty(a):
         return a.new_zeros((*a.shape[:-2], n, m))
