@@ -48,11 +48,50 @@ struct Queued {
 struct BankQueue {
   std::vector<Queued> q;  // oldest first
   size_t open = 0;        // how many of them are to the bank's open row
+  // The oldest row hit ([0]) and the oldest other transaction ([1]): its index in q and its
+  // age, remembered until the bank's queue loses an entry or its open row changes (a younger
+  // entry never displaces them), so a decision reads only the chosen bank's queue.
+  struct Candidate {
+    size_t i = 0;
+    uint64_t seq = 0;
+    bool known = false;
+  };
+  Candidate cand[2];
+  const Candidate& candidate(bool hit, int64_t open_row) {
+    Candidate& c = cand[hit ? 0 : 1];
+    if (!c.known) {
+      size_t i = 0;
+      while ((q[i].row == open_row) != hit) ++i;
+      c = Candidate{i, q[i].seq, true};
+    }
+    return c;
+  }
+  void forget() { cand[0].known = cand[1].known = false; }
+  void erase(size_t i) {
+    q.erase(q.begin() + static_cast<std::ptrdiff_t>(i));
+    forget();
+  }
 };
 struct Queue {
   std::vector<BankQueue> banks;
+  // Bit b of hits: bank b holds a row hit; of others: it holds a miss or conflict. The channel
+  // decision visits only those banks, in ascending order as a scan of every bank would.
+  std::vector<uint64_t> hits, others;
   size_t n = 0;
   uint64_t next_seq = 0;
+  void resize(size_t nbanks) {
+    banks.resize(nbanks);
+    hits.assign((nbanks + 63) / 64, 0);
+    others.assign((nbanks + 63) / 64, 0);
+  }
+  void mark(size_t bank) {
+    const BankQueue& bq = banks[bank];
+    const uint64_t bit = uint64_t{1} << (bank % 64);
+    uint64_t& h = hits[bank / 64];
+    uint64_t& o = others[bank / 64];
+    h = bq.open > 0 ? h | bit : h & ~bit;
+    o = bq.open < bq.q.size() ? o | bit : o & ~bit;
+  }
   bool empty() const { return n == 0; }
   size_t size() const { return n; }
 };
@@ -84,11 +123,14 @@ class Lpddr5Dram : public DramModel {
  public:
   explicit Lpddr5Dram(Env& env)
       : env_(env), s_(lpddr5::make_spec(env.cfg)), tb_(env.cfg.clock_ghz) {
+    const int bpg = s_.banks_per_group;
+    if ((bpg & (bpg - 1)) == 0)
+      for (bpg_shift_ = 0; (1 << bpg_shift_) != bpg;) ++bpg_shift_;
     ch_.resize(static_cast<size_t>(s_.channels));
     for (Channel& c : ch_) {
       c.banks.resize(static_cast<size_t>(s_.banks()));
-      c.rq.banks.resize(static_cast<size_t>(s_.banks()));
-      c.wq.banks.resize(static_cast<size_t>(s_.banks()));
+      c.rq.resize(static_cast<size_t>(s_.banks()));
+      c.wq.resize(static_cast<size_t>(s_.banks()));
       c.bg_last_cas.assign(static_cast<size_t>(s_.bank_groups), kNever);
       c.next_ref = s_.refresh == Refresh::PerBank ? s_.refi / s_.banks() : s_.refi;
     }
@@ -174,6 +216,7 @@ class Lpddr5Dram : public DramModel {
     bq.q.push_back(Queued{q.next_seq++, t.req, t.row});
     if (t.row == c.banks[static_cast<size_t>(t.bank)].open_row) ++bq.open;
     ++q.n;
+    q.mark(static_cast<size_t>(t.bank));
   }
 
   // A bank's open row changed (ACT, refresh): recount both queues' entries to it.
@@ -183,9 +226,18 @@ class Lpddr5Dram : public DramModel {
     for (Queue* q : {&c.rq, &c.wq}) {
       BankQueue& bq = q->banks[bi];
       bq.open = 0;
+      bq.forget();
       if (row >= 0)
         for (const Queued& e : bq.q) bq.open += e.row == row;
+      q->mark(bi);
     }
+  }
+
+  // A bank's group (bank = bg * banks_per_group + b): a shift when banks_per_group is a power
+  // of two, as it is on every LPDDR5 part (a division per candidate otherwise).
+  size_t group_of(int bank) const {
+    return bpg_shift_ >= 0 ? static_cast<size_t>(bank) >> bpg_shift_
+                           : static_cast<size_t>(bank / s_.banks_per_group);
   }
 
   // No CAS of the current mode issues before this: T, the data bus and the turnaround.
@@ -196,12 +248,12 @@ class Lpddr5Dram : public DramModel {
     return f;
   }
 
-  // The earliest commands for a transaction to `bank`, `row` issued no earlier than T, with
-  // floor = cas_floor(c, write, T).
-  Plan plan(const Channel& c, int bank, int64_t row, Ps T, Ps floor) const {
+  // The earliest commands for a transaction to `bank` (a row hit or not) issued no earlier
+  // than T, with floor = cas_floor(c, write, T).
+  Plan plan(const Channel& c, int bank, bool hit, Ps T, Ps floor) const {
     const Bank& b = c.banks[static_cast<size_t>(bank)];
     Plan p{0, kNever, kNever, b.cas_ok};
-    if (b.open_row != row) {
+    if (!hit) {
       p.kind = b.open_row < 0 ? 1 : 2;
       Ps act_lb = T;
       if (p.kind == 2) {
@@ -211,7 +263,7 @@ class Lpddr5Dram : public DramModel {
       p.act = std::max({act_lb, b.act_ok, c.last_act + s_.rrd, c.acts[c.act_i] + s_.faw});
       p.cas = p.act + s_.rcd;
     }
-    const size_t bg = static_cast<size_t>(bank / s_.banks_per_group);
+    const size_t bg = group_of(bank);
     p.cas = std::max({p.cas, c.bg_last_cas[bg] + s_.ccd_l, floor});
     return p;
   }
@@ -288,16 +340,16 @@ class Lpddr5Dram : public DramModel {
     int best_bank = -1;
     size_t best_i = 0;
     auto scan = [&](bool hits) {
-      for (int bank = 0; bank < s_.banks(); ++bank) {
-        const BankQueue& bq = q.banks[static_cast<size_t>(bank)];
-        if (hits ? bq.open == 0 : bq.open == bq.q.size()) continue;
-        const int64_t open = c.banks[static_cast<size_t>(bank)].open_row;
-        size_t i = 0;
-        while ((bq.q[i].row == open) != hits) ++i;
-        const Plan p = plan(c, bank, bq.q[i].row, T, floor);
-        if (best_bank < 0 || p.cas < bp.cas || (p.cas == bp.cas && bq.q[i].seq < best_seq))
-          bp = p, best_seq = bq.q[i].seq, best_bank = bank, best_i = i;
-      }
+      const std::vector<uint64_t>& marked = hits ? q.hits : q.others;
+      for (size_t w = 0; w < marked.size(); ++w)
+        for (uint64_t bits = marked[w]; bits != 0; bits &= bits - 1) {
+          const int bank = static_cast<int>(w * 64) + __builtin_ctzll(bits);
+          BankQueue& bq = q.banks[static_cast<size_t>(bank)];
+          const auto& cd = bq.candidate(hits, c.banks[static_cast<size_t>(bank)].open_row);
+          const Plan p = plan(c, bank, hits, T, floor);
+          if (best_bank < 0 || p.cas < bp.cas || (p.cas == bp.cas && cd.seq < best_seq))
+            bp = p, best_seq = cd.seq, best_bank = bank, best_i = cd.i;
+        }
     };
     scan(true);
     const Ps act_now = std::max({T, c.last_act + s_.rrd, c.acts[c.act_i] + s_.faw});
@@ -305,8 +357,9 @@ class Lpddr5Dram : public DramModel {
     BankQueue& bq = q.banks[static_cast<size_t>(best_bank)];
     const Txn t{bq.q[best_i].req, best_bank, bq.q[best_i].row};
     if (t.row == c.banks[static_cast<size_t>(best_bank)].open_row) --bq.open;
-    bq.q.erase(bq.q.begin() + static_cast<std::ptrdiff_t>(best_i));
+    bq.erase(best_i);
     --q.n;
+    q.mark(static_cast<size_t>(best_bank));
     refill(c, write);
 
     Bank& b = c.banks[static_cast<size_t>(t.bank)];
@@ -327,7 +380,7 @@ class Lpddr5Dram : public DramModel {
     const Ps start = bp.cas + (write ? s_.wl : s_.rl);
     const Ps end = start + s_.burst;
     b.pre_ok = std::max(b.pre_ok, write ? end + s_.wr : bp.cas + s_.rtp);
-    c.bg_last_cas[static_cast<size_t>(t.bank / s_.banks_per_group)] = bp.cas;
+    c.bg_last_cas[group_of(t.bank)] = bp.cas;
     c.bus_free = end;
     c.bus_busy += s_.burst;
     if (c.last_dir >= 0 && c.last_dir != static_cast<int>(write)) ++(write ? c.r2w : c.w2r);
@@ -384,6 +437,7 @@ class Lpddr5Dram : public DramModel {
   Env& env_;
   Spec s_;
   TimeBase tb_;
+  int bpg_shift_ = -1;  // log2(banks_per_group) when a power of two
   std::vector<Channel> ch_;
   std::vector<Request> requests_;
   std::vector<uint32_t> free_;

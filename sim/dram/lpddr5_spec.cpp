@@ -22,16 +22,18 @@ int positive_int(const char* key, int64_t v) {
   return static_cast<int>(v);
 }
 
+int log2_exact(uint64_t n) {  // log2(n) for a power of two, else -1
+  if (n == 0 || (n & (n - 1)) != 0) return -1;
+  int s = 0;
+  while ((uint64_t{1} << s) != n) ++s;
+  return s;
+}
+
 }  // namespace
 
 AddressMap::AddressMap(const std::string& scheme, int64_t word_bytes, int channels, int bank_groups,
                        int banks_per_group, int64_t columns, bool xor_banks)
-    : xor_banks_(xor_banks),
-      word_bytes_(word_bytes),
-      channels_(channels),
-      bank_groups_(bank_groups),
-      banks_per_group_(banks_per_group),
-      columns_(columns) {
+    : xor_banks_(xor_banks), word_bytes_(word_bytes), banks_per_group_(banks_per_group) {
   std::vector<Field> msb_first;
   std::stringstream in(scheme);
   std::string name;
@@ -61,48 +63,53 @@ AddressMap::AddressMap(const std::string& scheme, int64_t word_bytes, int channe
   if (msb_first.size() != 5)
     SPYRE_FAIL("spyre/dram/config", "dram.address_map",
                "'" + scheme + "' must name ro, ba, bg, co and ch once each");
-  lsb_first_.assign(msb_first.rbegin(), msb_first.rend());
+  word_shift_ = log2_exact(static_cast<uint64_t>(word_bytes));
+  // The row takes every bit above the fields below it; fields above it still decode from what
+  // is left (a scheme with ro not first wraps the row at 2^32 rows).
+  for (size_t i = msb_first.size(); i-- > 0;) {
+    const Field f = msb_first[i];
+    const uint64_t radix = f == Field::Channel     ? static_cast<uint64_t>(channels)
+                           : f == Field::BankGroup ? static_cast<uint64_t>(bank_groups)
+                           : f == Field::Bank      ? static_cast<uint64_t>(banks_per_group)
+                           : f == Field::Column    ? static_cast<uint64_t>(columns)
+                           : i == 0                ? 0
+                                                   : uint64_t{1} << 32;
+    lsb_first_.push_back(digit(f, radix));
+  }
+  bg_ = digit(Field::BankGroup, static_cast<uint64_t>(bank_groups));
+  ba_ = digit(Field::Bank, static_cast<uint64_t>(banks_per_group));
+}
+
+AddressMap::Digit AddressMap::digit(Field f, uint64_t radix) {
+  return Digit{f, radix, radix == 0 ? -1 : log2_exact(radix)};
 }
 
 Location AddressMap::decode(uint64_t addr) const {
   Location loc;
-  uint64_t x = addr / static_cast<uint64_t>(word_bytes_);
-  int bg = 0, ba = 0;
-  for (size_t i = 0; i < lsb_first_.size(); ++i) {
-    const Field f = lsb_first_[i];
-    auto take = [&x](uint64_t n) {
-      uint64_t v = x % n;
-      x /= n;
-      return v;
-    };
-    switch (f) {
-      case Field::Channel:
-        loc.channel = static_cast<int>(take(static_cast<uint64_t>(channels_)));
-        break;
-      case Field::BankGroup:
-        bg = static_cast<int>(take(static_cast<uint64_t>(bank_groups_)));
-        break;
-      case Field::Bank: ba = static_cast<int>(take(static_cast<uint64_t>(banks_per_group_))); break;
-      case Field::Column:
-        loc.column = static_cast<int64_t>(take(static_cast<uint64_t>(columns_)));
-        break;
-      case Field::Row: {
-        // The row takes every bit above the fields below it; fields above it still decode
-        // from what is left (a scheme with ro not first wraps the row at 2^32 rows).
-        const bool last = i + 1 == lsb_first_.size();
-        loc.row = static_cast<int64_t>(last ? x : take(uint64_t{1} << 32));
-        if (last) x = 0;
-        break;
-      }
+  uint64_t x = word_shift_ >= 0 ? addr >> word_shift_ : addr / static_cast<uint64_t>(word_bytes_);
+  uint64_t value[5] = {0, 0, 0, 0, 0};
+  for (const Digit& d : lsb_first_) {
+    uint64_t v;
+    if (d.radix == 0) {  // the row as the top digit
+      v = x;
+      x = 0;
+    } else {
+      v = d.rem(x);
+      x = d.quo(x);
     }
+    value[static_cast<int>(d.field)] = v;
   }
+  loc.channel = static_cast<int>(value[static_cast<int>(Field::Channel)]);
+  loc.column = static_cast<int64_t>(value[static_cast<int>(Field::Column)]);
+  loc.row = static_cast<int64_t>(value[static_cast<int>(Field::Row)]);
+  int bg = static_cast<int>(value[static_cast<int>(Field::BankGroup)]);
+  int ba = static_cast<int>(value[static_cast<int>(Field::Bank)]);
   if (xor_banks_) {
     // Permutation-based interleaving (Zhang et al., MICRO 2000): rows that alias on one bank
     // under power-of-two strides are spread over the bank groups and banks.
     const auto r = static_cast<uint64_t>(loc.row);
-    bg = static_cast<int>((static_cast<uint64_t>(bg) ^ r) % static_cast<uint64_t>(bank_groups_));
-    ba = static_cast<int>((static_cast<uint64_t>(ba) ^ (r / static_cast<uint64_t>(bank_groups_))) %
-                          static_cast<uint64_t>(banks_per_group_));
+    bg = static_cast<int>(bg_.rem(static_cast<uint64_t>(bg) ^ r));
+    ba = static_cast<int>(ba_.rem(static_cast<uint64_t>(ba) ^ bg_.quo(r)));
   }
   loc.bank_group = bg;
   loc.bank = bg * banks_per_group_ + ba;

@@ -36,11 +36,23 @@ class AddressMap {
   Location decode(uint64_t addr) const;
 
  private:
-  std::vector<Field> lsb_first_;
+  // One digit of the mixed radix, least significant first: its field and radix (0: the row
+  // when it is the top digit, taking all that is left). A power-of-two radix decodes by shift
+  // and mask (`shift` >= 0), the same values as % and / (the hot path: every DRAM word).
+  struct Digit {
+    Field field;
+    uint64_t radix;
+    int shift;
+    uint64_t rem(uint64_t x) const { return shift >= 0 ? x & (radix - 1) : x % radix; }
+    uint64_t quo(uint64_t x) const { return shift >= 0 ? x >> shift : x / radix; }
+  };
+  static Digit digit(Field f, uint64_t radix);
+  std::vector<Digit> lsb_first_;
+  Digit bg_{Field::BankGroup, 1, 0}, ba_{Field::Bank, 1, 0};  // the bank XOR's radices
+  int word_shift_ = -1;  // log2(word_bytes) when a power of two
   bool xor_banks_ = false;
   int64_t word_bytes_ = 128;
-  int channels_ = 1, bank_groups_ = 1, banks_per_group_ = 1;
-  int64_t columns_ = 1;
+  int banks_per_group_ = 1;
 };
 
 struct Spec {

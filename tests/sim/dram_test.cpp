@@ -79,6 +79,54 @@ TEST(Lpddr5AddressMap, RoBaBgCoChPlacesConsecutiveWordsOnConsecutiveChannels) {
   EXPECT_THROW(lpddr5::AddressMap("ro-ba-bg-co-ch-ch", 128, 16, 4, 4, 16), Error);
 }
 
+// The decode takes power-of-two radices by shift and mask and others by division: both agree
+// with the mixed-radix arithmetic written out, over many addresses, XOR included.
+TEST(Lpddr5AddressMap, PowerOfTwoAndOtherRadicesDecodeAsTheMixedRadixArithmetic) {
+  struct Shape {
+    int64_t word;
+    int ch, bg, ba;
+    int64_t co;
+  };
+  for (const Shape& s : {Shape{128, 16, 4, 4, 16}, Shape{96, 12, 3, 3, 24}, Shape{64, 8, 4, 2, 10}})
+    for (bool xr : {false, true}) {
+      lpddr5::AddressMap m("ro-ba-bg-co-ch", s.word, s.ch, s.bg, s.ba, s.co, xr);
+      lpddr5::AddressMap r("ba-ro-bg-co-ch", s.word, s.ch, s.bg, s.ba, s.co, xr);
+      uint64_t addr = 12345;
+      for (int n = 0; n < 2000; ++n) {
+        addr = addr * 6364136223846793005ull + 1442695040888963407ull;
+        const uint64_t a = addr >> 20;  // up to 2^44 bytes
+        uint64_t x = a / static_cast<uint64_t>(s.word);
+        const auto take = [&x](uint64_t k) {
+          const uint64_t v = x % k;
+          x /= k;
+          return v;
+        };
+        const uint64_t ch = take(s.ch), co = take(s.co), bg = take(s.bg);
+        const uint64_t above_bg = x, ba = take(s.ba), rest = x;
+        const auto xor_bank = [&](uint64_t row, uint64_t& g, uint64_t& b) {
+          g = xr ? (g ^ row) % s.bg : g;
+          b = xr ? (b ^ (row / s.bg)) % s.ba : b;
+        };
+        uint64_t g = bg, b = ba;
+        xor_bank(rest, g, b);
+        const lpddr5::Location l = m.decode(a);
+        ASSERT_EQ(l.channel, static_cast<int>(ch));
+        ASSERT_EQ(l.column, static_cast<int64_t>(co));
+        ASSERT_EQ(l.row, static_cast<int64_t>(rest));
+        ASSERT_EQ(l.bank_group, static_cast<int>(g));
+        ASSERT_EQ(l.bank, static_cast<int>(g * s.ba + b));
+        // "ba-ro-...": the row is a 2^32 digit below the bank.
+        x = above_bg;
+        const uint64_t row = take(uint64_t{1} << 32), bank_top = take(s.ba);
+        uint64_t g2 = bg, b2 = bank_top;
+        xor_bank(row, g2, b2);
+        const lpddr5::Location l2 = r.decode(a);
+        ASSERT_EQ(l2.row, static_cast<int64_t>(row));
+        ASSERT_EQ(l2.bank, static_cast<int>(g2 * s.ba + b2));
+      }
+    }
+}
+
 TEST(Lpddr5Dram, UnknownImplListsTheKnownOnes) {
   arch::ArchConfig cfg;
   isa::Program p;
