@@ -1,5 +1,7 @@
 #include "bindings.h"
 
+#include "arena_cache.h"
+
 #include <pybind11/stl.h>
 
 #include "spyre/compiler/cost.h"
@@ -62,6 +64,12 @@ py::list bindings_list(const std::vector<compiler::TensorBinding>& bs) {
 
 void bind_core(py::module_& m) {
   m.doc() = "spyre-sim's C++ core: compiler, SystemC chip model and traces";
+  install_arena_cache();  // frame-stack chunks reused instead of mmap'd per call (arena_cache.h)
+  m.def("_arena_cache_stats", [] {
+    const ArenaCacheStats s = arena_cache_stats();
+    return py::dict(py::arg("fresh") = s.fresh, py::arg("reused") = s.reused,
+                    py::arg("kept") = s.kept);
+  });
   static py::exception<Error> error(m, "SpyreError", PyExc_ValueError);
   py::register_exception_translator([](std::exception_ptr p) {
     try {

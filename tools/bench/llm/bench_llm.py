@@ -2,9 +2,11 @@
 Granite-3.3-8B decode step (batch 1, context 2048, timing-only) and of a whole 32-token
 generation (prompt 128), with peak host memory, on this machine.
 
-    .venv/bin/python tools/bench/llm/bench_llm.py [--quick] [--out tools/bench/llm/results.json]
+    .venv/bin/python tools/bench/llm/bench_llm.py [--quick] [--cases decode_step,generation_32]
+        [--cache] [--arena-cache-off] [--out tools/bench/llm/results.json]
 
-Each case runs in a fresh process (peak memory is per process). A decode step's wall time is
+Each case runs in a fresh process (peak memory is per process), cold: the compile cache is off
+unless --cache. A decode step's wall time is
 split into capture + compile (its graph's first call) and simulation; a generation's decode
 steps after the first reuse that simulated run (exact: spyre_sim.llm) unless --no-reuse.
 --quick runs the 2-layer Granite width (hidden 4096) instead of the full 40 layers."""
@@ -37,8 +39,8 @@ print("RESULT " + json.dumps(out))
 """
 
 
-def run_case(args: dict) -> dict:
-    env = dict(os.environ, SC_COPYRIGHT_MESSAGE="DISABLE", PYTHONWARNINGS="ignore")
+def run_case(args: dict, extra_env: dict) -> dict:
+    env = dict(os.environ, SC_COPYRIGHT_MESSAGE="DISABLE", PYTHONWARNINGS="ignore", **extra_env)
     p = subprocess.run([sys.executable, "-c", CHILD, json.dumps(args)], capture_output=True,
                        text=True, cwd=ROOT, env=env)
     lines = [x for x in p.stdout.splitlines() if x.startswith("RESULT ")]
@@ -52,15 +54,31 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="2 layers of the Granite width")
     ap.add_argument("--no-reuse", action="store_true")
     ap.add_argument("--out", default=None, help="write the figures as JSON")
+    ap.add_argument("--cases", default="decode_step,generation_32",
+                    help="comma-separated: decode_step, generation_32")
+    ap.add_argument("--cache", action="store_true",
+                    help="use the compile cache ($SPYRE_SIM_CACHE); default: off, a cold run")
+    ap.add_argument("--arena-cache-off", action="store_true",
+                    help="SPYRE_SIM_ARENA_CACHE=off: CPython's frame-stack chunks mmap'd per call "
+                         "(tools/python/arena_cache.h), to measure what the cache saves")
     a = ap.parse_args()
+    extra_env = {"SPYRE_SIM_ARENA_CACHE": "off"} if a.arena_cache_off else {}
+    if not a.cache:  # a cold run: nothing captured or compiled before is reused
+        extra_env["SPYRE_SIM_CACHE"] = "off"
     base = {"batch": 1, "context": 2048, "reuse": not a.no_reuse}
     if a.quick:
         base["layers"] = 2
     cases = {"decode_step": dict(base, prompt=16, new=2),
              "generation_32": dict(base, prompt=128, new=32)}
     res = {}
+    wanted = a.cases.split(",")
+    for name in wanted:
+        if name not in cases:
+            raise SystemExit(f"--cases: unknown case {name!r} (expected {', '.join(cases)})")
     for name, args in cases.items():
-        r = run_case(args)
+        if name not in wanted:
+            continue
+        r = run_case(args, extra_env)
         res[name] = r
         dec = [s for s in r["steps"] if s["phase"] == "decode"]
         print(f"{name}: wall {r['wall_s']:.1f} s, peak {r['peak_rss_mib']:.0f} MiB; prefill "

@@ -476,6 +476,8 @@ def capture_graphs(model, batch: int = 1, context: int = 2048, prompt: Optional[
     import torch._dynamo
     import spyre_capture
 
+    from ._core import core  # noqa: F401 (its import installs the frame-stack chunk cache)
+
     config = load_config(model) if not isinstance(model, torch.nn.Module) else model.config
     lm = model.eval() if isinstance(model, torch.nn.Module) else build_model(config, meta=True,
                                                                                seed=seed)
