@@ -358,11 +358,12 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& chip,
   // working set and how it divides its rows.
   std::vector<GroupLx> first(ngroups);
   const bool lx_planning = opts.lx_planning && ngroups > 1;
+  const NodeIo io(g);
   for (size_t gi = 0; gi < ngroups; ++gi) {
     const FusionGroup& grp = fusion.groups[gi];
     first[gi].name = kernel_name(g, grp);
     first[gi].reads = group_reads(g, grp);
-    first[gi].writes = group_writes(g, grp);
+    first[gi].writes = group_writes(io, g, grp);
     if (!lx_planning) continue;
     std::vector<CoreStream> scratch(static_cast<size_t>(cfg.cores));
     const GroupKernel gk =

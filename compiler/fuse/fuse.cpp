@@ -56,7 +56,7 @@ bool has_reduction(const ir::Graph& g, const FusionGroup& grp) {
 }
 
 // Fills `merged` from `nodes`/`matmul`; false with `why` when the nodes cannot form one kernel.
-bool materialize(const ir::Graph& g, FusionGroup& grp, std::string* why) {
+bool materialize(const NodeIo& io, const ir::Graph& g, FusionGroup& grp, std::string* why) {
   grp.merged.reset();
   std::vector<const ir::Node*> loop;
   for (auto i : grp.nodes)
@@ -70,21 +70,19 @@ bool materialize(const ir::Graph& g, FusionGroup& grp, std::string* why) {
     }
   // An epilogue group's own stores decide what goes to DRAM; the matmul's output is decided
   // in lower_group.
-  grp.merged = merge_loop_nodes(g, loop, live_out(g, grp.nodes), why);
+  grp.merged = merge_loop_nodes(g, loop, live_out(io, g, grp.nodes), why);
   return grp.merged != nullptr;
 }
 
 // Kernels in this order read only what earlier kernels (or the graph's inputs) wrote.
-bool order_ok(const ir::Graph& g, const std::vector<FusionGroup>& groups) {
-  std::set<std::string> produced, written_by_node;
-  for (const auto& n : g.nodes)
-    for (const auto& w : writes_of(g, n)) written_by_node.insert(w);
+bool order_ok(const NodeIo& io, const std::vector<FusionGroup>& groups) {
+  std::set<std::string> produced;
   for (const auto& grp : groups) {
     std::set<std::string> inside;
     for (auto i : grp.nodes) {
-      for (const auto& r : reads_of(g, g.nodes[i]))
-        if (written_by_node.count(r) && !produced.count(r) && !inside.count(r)) return false;
-      for (const auto& w : writes_of(g, g.nodes[i])) inside.insert(w);
+      for (const auto& r : io.reads[i])
+        if (io.written.count(r) && !produced.count(r) && !inside.count(r)) return false;
+      inside.insert(io.writes[i].begin(), io.writes[i].end());
     }
     produced.insert(inside.begin(), inside.end());
   }
@@ -111,19 +109,31 @@ std::string FusionGroup::name(const ir::Graph& g) const {
   return s;
 }
 
-std::set<std::string> live_out(const ir::Graph& g, const std::vector<size_t>& nodes) {
+NodeIo::NodeIo(const ir::Graph& g) {
+  for (const auto& n : g.nodes) {
+    reads.push_back(reads_of(g, n));
+    writes.push_back(writes_of(g, n));
+    written.insert(writes.back().begin(), writes.back().end());
+  }
+}
+
+std::set<std::string> live_out(const NodeIo& io, const ir::Graph& g,
+                               const std::vector<size_t>& nodes) {
   std::set<std::string> written;
-  for (auto i : nodes)
-    for (const auto& w : writes_of(g, g.nodes[i])) written.insert(w);
+  for (auto i : nodes) written.insert(io.writes[i].begin(), io.writes[i].end());
   std::set<std::string> out;
   for (const auto& o : g.outputs)
     if (written.count(g.storage_of(o.buffer).name)) out.insert(g.storage_of(o.buffer).name);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (std::find(nodes.begin(), nodes.end(), i) != nodes.end()) continue;
-    for (const auto& r : reads_of(g, g.nodes[i]))
+    for (const auto& r : io.reads[i])
       if (written.count(r)) out.insert(r);
   }
   return out;
+}
+
+std::set<std::string> live_out(const ir::Graph& g, const std::vector<size_t>& nodes) {
+  return live_out(NodeIo(g), g, nodes);
 }
 
 std::set<std::string> group_reads(const ir::Graph& g, const FusionGroup& grp) {
@@ -136,8 +146,8 @@ std::set<std::string> group_reads(const ir::Graph& g, const FusionGroup& grp) {
   return out;
 }
 
-std::set<std::string> group_writes(const ir::Graph& g, const FusionGroup& grp) {
-  return live_out(g, grp.nodes);
+std::set<std::string> group_writes(const NodeIo& io, const ir::Graph& g, const FusionGroup& grp) {
+  return live_out(io, g, grp.nodes);
 }
 
 GroupKernel lower_group(const CompileContext& ctx, const ir::Graph& g, const FusionGroup& grp,
@@ -206,6 +216,7 @@ FusionPlan plan_fusion(const CompileContext& ctx, const ir::Graph& g, const arch
   const int64_t limit = ctx.opts.fusion_limit;
   FusionPlan plan;
   std::vector<FusionGroup>& groups = plan.groups;
+  const NodeIo io(g);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     FusionGroup grp;
     grp.nodes = {i};
@@ -215,7 +226,7 @@ FusionPlan plan_fusion(const CompileContext& ctx, const ir::Graph& g, const arch
     // A MultiOutput node is a view of a tuple element its fallback's kernel writes: no kernel.
     if (g.nodes[i].kernel == "MultiOutput" && !groups.empty()) {
       for (auto& p : groups)
-        for (const auto& w : writes_of(g, g.nodes[p.nodes[0]]))
+        for (const auto& w : io.writes[p.nodes[0]])
           if (!g.nodes[i].inputs.empty() && w == g.nodes[i].inputs[0].buffer) p.nodes.push_back(i);
       continue;
     }
@@ -241,21 +252,23 @@ FusionPlan plan_fusion(const CompileContext& ctx, const ir::Graph& g, const arch
   for (size_t ni = 0; ni < g.nodes.size(); ++ni) {
     const ir::Node& n = g.nodes[ni];
     if (!is_loop(n)) continue;
-    auto self = [&]() {
+    // n's own group; `groups` changes only when a candidate is taken, and then the loop below
+    // moves on to the next node.
+    const size_t self = [&]() {
       for (size_t i = 0; i < groups.size(); ++i)
         if (groups[i].nodes.size() == 1 && groups[i].nodes[0] == ni) return i;
       return groups.size();
-    };
+    }();
     // Candidates: the groups producing what n reads (latest first), then the latest loop group
     // with the same iteration space and no producer relation (horizontal).
-    const auto reads = reads_of(g, n);
+    const auto& reads = io.reads[ni];
     std::vector<std::pair<size_t, std::string>> cands;  // group index, kind
     for (size_t gi = groups.size(); gi-- > 0;) {
       const FusionGroup& p = groups[gi];
       if (position(p) >= ni) continue;
       bool produces = false;
       for (auto i : p.nodes)
-        for (const auto& w : writes_of(g, g.nodes[i])) produces = produces || reads.count(w);
+        for (const auto& w : io.writes[i]) produces = produces || reads.count(w);
       if (!produces) continue;
       std::string kind = p.matmul >= 0                                    ? "epilogue"
                          : (n.kind == "reduction" || has_reduction(g, p)) ? "reduction"
@@ -280,7 +293,7 @@ FusionPlan plan_fusion(const CompileContext& ctx, const ir::Graph& g, const arch
       fused.kind = kind;
       nlohmann::json d = {{"group", nlohmann::json::array()}, {"kind", kind}, {"taken", false}};
       for (auto i : fused.nodes) d["group"].push_back(g.nodes[i].name);
-      const KernelPrediction a = cost_of(groups[gi]), b = cost_of(groups[self()]);
+      const KernelPrediction a = cost_of(groups[gi]), b = cost_of(groups[self]);
       KernelPrediction before;
       before.cycles = a.cycles + b.cycles;
       before.dram_bytes = a.dram_bytes + b.dram_bytes;
@@ -288,14 +301,14 @@ FusionPlan plan_fusion(const CompileContext& ctx, const ir::Graph& g, const arch
       std::string why;
       std::vector<FusionGroup> next;
       for (size_t i = 0; i < groups.size(); ++i)
-        if (i != gi && i != self()) next.push_back(groups[i]);
+        if (i != gi && i != self) next.push_back(groups[i]);
       next.push_back(fused);
       sort_groups(next);
       if (limit >= 0 && taken >= limit) {
         d["reason"] = "fusion limit (compiler.fusion_limit=" + std::to_string(limit) + ") reached";
-      } else if (!order_ok(g, next)) {
+      } else if (!order_ok(io, next)) {
         d["reason"] = "a kernel scheduled between them needs the producer's output first";
-      } else if (!materialize(g, fused, &why)) {
+      } else if (!materialize(io, g, fused, &why)) {
         d["reason"] = why;
       } else {
         try {
