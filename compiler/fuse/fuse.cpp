@@ -117,23 +117,40 @@ NodeIo::NodeIo(const ir::Graph& g) {
   }
 }
 
-std::set<std::string> live_out(const NodeIo& io, const ir::Graph& g,
-                               const std::vector<size_t>& nodes) {
+namespace {
+// live_out with node i's reads and writes from reads(i) / writes(i).
+template <class Reads, class Writes>
+std::set<std::string> live_out_by(const ir::Graph& g, const std::vector<size_t>& nodes, Reads reads,
+                                  Writes writes) {
   std::set<std::string> written;
-  for (auto i : nodes) written.insert(io.writes[i].begin(), io.writes[i].end());
+  for (auto i : nodes) {
+    const auto& w = writes(i);
+    written.insert(w.begin(), w.end());
+  }
   std::set<std::string> out;
   for (const auto& o : g.outputs)
     if (written.count(g.storage_of(o.buffer).name)) out.insert(g.storage_of(o.buffer).name);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (std::find(nodes.begin(), nodes.end(), i) != nodes.end()) continue;
-    for (const auto& r : io.reads[i])
+    for (const auto& r : reads(i))
       if (written.count(r)) out.insert(r);
   }
   return out;
 }
+}  // namespace
+
+std::set<std::string> live_out(const NodeIo& io, const ir::Graph& g,
+                               const std::vector<size_t>& nodes) {
+  return live_out_by(
+      g, nodes, [&](size_t i) -> const auto& { return io.reads[i]; },
+      [&](size_t i) -> const auto& { return io.writes[i]; });
+}
 
 std::set<std::string> live_out(const ir::Graph& g, const std::vector<size_t>& nodes) {
-  return live_out(NodeIo(g), g, nodes);
+  // One call (lower_group's epilogue): only the sets it needs, not a whole NodeIo.
+  return live_out_by(
+      g, nodes, [&](size_t i) { return reads_of(g, g.nodes[i]); },
+      [&](size_t i) { return writes_of(g, g.nodes[i]); });
 }
 
 std::set<std::string> group_reads(const ir::Graph& g, const FusionGroup& grp) {

@@ -50,7 +50,8 @@ struct BankQueue {
   size_t open = 0;        // how many of them are to the bank's open row
   // The oldest row hit ([0]) and the oldest other transaction ([1]): its index in q and its
   // age, remembered until the bank's queue loses an entry or its open row changes (a younger
-  // entry never displaces them), so a decision reads only the chosen bank's queue.
+  // entry never displaces them), so a decision reads the queues of the chosen bank and of
+  // banks whose candidates were forgotten since, not of every candidate bank.
   struct Candidate {
     size_t i = 0;
     uint64_t seq = 0;

@@ -23,7 +23,8 @@ struct Location {
 };
 
 // Mixed-radix decode of addr / word_bytes, fields taken from the least significant end of the
-// scheme (the rightmost name) upwards; the row takes whatever is left (no wrap).
+// scheme (the rightmost name) upwards; the row takes whatever is left when it is the most
+// significant field, else it is a digit of 2^32 rows (it wraps).
 // "ro-ba-bg-co-ch": consecutive words go to consecutive channels, then columns of one row.
 class AddressMap {
  public:

@@ -2,6 +2,8 @@
 a call chain that crosses a 16 KiB chunk boundary over and over reuses the freed chunk instead
 of asking the system for a new one each time, and Python's results are unchanged."""
 
+import os
+
 from spyre_sim._core import core
 
 
@@ -10,6 +12,8 @@ def _depth(n: int) -> int:
 
 
 def test_a_deep_call_chain_reuses_its_frame_stack_chunks():
+    assert os.environ.get("SPYRE_SIM_ARENA_CACHE") != "off", (
+        "SPYRE_SIM_ARENA_CACHE=off is set: the cache this test checks is not installed")
     before = core._arena_cache_stats()
     for _ in range(200):
         assert _depth(600) == 600  # deep enough to need a second 16 KiB chunk each time

@@ -6,8 +6,9 @@
 // passes do that a lot (strace of `spyre_sim.llm.capture_graphs` on a 4-layer Granite-3.3-8B
 // decode graph: 107,689 mmaps of 16 KiB). install_arena_cache() puts a small free list of such
 // blocks in front of the allocator CPython has (PyObject_SetArenaAllocator, the documented
-// hook), so a chunk freed and asked for again is reused. Every block still comes from and
-// returns to that allocator; only when is changed. Nothing Python computes changes.
+// hook), so a chunk freed and asked for again is reused. Every block still comes from that
+// allocator and goes back to it, later (up to 64 blocks of at most 64 KiB stay on the list
+// until the process ends). Nothing Python computes changes.
 #include <Python.h>
 
 #include <cstdint>
