@@ -129,6 +129,55 @@ TEST(Lpddr5AddressMap, PowerOfTwoAndOtherRadicesDecodeAsTheMixedRadixArithmetic)
     }
 }
 
+// The channel decision visits only banks holding a candidate and remembers each bank's oldest
+// hit and other (76d81f6); the old code scanned every bank's queue at every decision. Traffic
+// that exercises what could make that differ -- 128 banks per channel (two mask words), per-bank
+// refresh, small queues with back-pressure, reads and writes mixed, row hits, misses and
+// conflicts -- lands at the cycles the old scan gave. The golden values are this test's
+// results built at ad584d8 (the scan over every bank; its tests/sim/dram_test.cpp replaced by
+// this one, `spyre_sim_tests --gtest_filter=Lpddr5Dram.ManyBanks*` printing them), and the
+// same here.
+TEST(Lpddr5Dram, ManyBanksPerBankRefreshAndMixedTrafficLandAsTheFullScanDid) {
+  Harness h;
+  h.cfg.dram_bank_groups = 8;
+  h.cfg.dram_banks_per_group = 16;
+  h.cfg.dram_refresh = "pb";
+  h.cfg.dram_queue_depth = 16;
+  h.cfg.dram_write_high = 12;
+  h.cfg.dram_write_low = 8;
+  std::vector<Harness::Req> reqs;
+  uint64_t x = 20261206;
+  auto next = [&x] {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return x >> 33;
+  };
+  uint64_t cycle = 0, stream = 0;
+  for (int i = 0; i < 6000; ++i) {
+    cycle += next() % 4;
+    const uint64_t kind = next() % 4;
+    uint64_t addr;
+    if (kind < 2) {  // a sequential stream: row hits
+      stream += 128;
+      addr = stream;
+    } else {  // anywhere in 64 rows of every bank: misses and conflicts
+      addr = (next() % (64 * 8 * kRow)) / 128 * 128;
+    }
+    reqs.push_back({cycle, next() % 3 == 0, addr});
+  }
+  const std::vector<uint64_t> landed = h.run(reqs);
+  uint64_t sum = 0, mix = 0;
+  for (size_t i = 0; i < landed.size(); ++i) {
+    sum += landed[i];
+    mix = (mix ^ landed[i]) * 1099511628211ull;
+  }
+  EXPECT_EQ(sum, 34374063u);
+  EXPECT_EQ(mix, 13538171230223030987u);
+  EXPECT_EQ(h.stats["row_hits"].get<uint64_t>(), 2803u);
+  EXPECT_EQ(h.stats["row_conflicts"].get<uint64_t>(), 596u);
+  EXPECT_EQ(h.stats["row_misses"].get<uint64_t>(), 2601u);
+  EXPECT_EQ(h.stats["refreshes"].get<uint64_t>(), 4005u);
+}
+
 TEST(Lpddr5Dram, UnknownImplListsTheKnownOnes) {
   arch::ArchConfig cfg;
   isa::Program p;
