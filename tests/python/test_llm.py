@@ -122,6 +122,41 @@ def test_bad_generation_parameters_are_clear_errors():
         llm.simulate("tiny", prompt=8, new=4, context=100000, timing_only=True)
 
 
+def test_layer_extrapolation_is_close_to_the_full_simulation():
+    # The tiny Llama at 6 layers, simulated whole and extrapolated from its first 2 and 4:
+    # DRAM traffic and kernel count grow by exactly one layer's per layer; the device time is
+    # an estimate (each layer starts in another DRAM state), within 3 % here.
+    cfg = llm.load_config("tiny")
+    cfg.num_hidden_layers = 6
+    full = llm.simulate(cfg, prompt=8, new=2, context=32, timing_only=True)
+    est = llm.simulate(cfg, prompt=8, new=2, context=32, timing_only=True, extrapolate=(2, 4))
+    assert est.extrapolated["layers"] == 6 and est.extrapolated["from_layers"] == [2, 4]
+    assert est.weight_bytes == full.weight_bytes
+    for f, e in zip(full.steps, est.steps):
+        assert e["extrapolated"] and not f["extrapolated"]
+        for k in ("dram_read_bytes", "dram_write_bytes", "kernels", "phase", "tokens"):
+            assert e[k] == f[k], k
+        assert e["device_time_us"] == pytest.approx(f["device_time_us"], rel=0.03)
+        assert e["device_time_us"] != f["device_time_us"]  # an estimate, not the simulation
+    assert "ESTIMATE: extrapolated to 6 layers from simulations of 2 and 4" in est.text()
+
+
+def test_layer_extrapolation_errors_name_the_option():
+    for layers, msg in [((2,), "two layer counts"), ((4, 2), "1 <= a < b < 2"),
+                        ((1, 2), "1 <= a < b < 2"), (("1", 2), "two layer counts")]:
+        with pytest.raises(llm.LlmError, match=msg):
+            llm.simulate("tiny", timing_only=True, extrapolate=layers)
+    with pytest.raises(llm.LlmError, match="timing_only"):
+        llm.simulate("llama-3.1-8b", extrapolate=(2, 4))
+    with pytest.raises(llm.LlmError, match="no trace"):
+        llm.simulate("llama-3.1-8b", timing_only=True, extrapolate=(2, 4), trace="t.json")
+    cfg = llm.load_config("tiny")
+    cfg.num_hidden_layers, cfg.layer_types = 4, ["full_attention", "sliding_attention"] * 2
+    with pytest.raises(llm.LlmError, match="not all alike"):
+        llm.simulate(cfg, timing_only=True, extrapolate=(1, 2))
+    assert llm.main(["tiny", "--timing-only", "--extrapolate-layers", "2,x"]) == 2
+
+
 def test_cli_writes_json_and_jsonl(tmp_path):
     exe = str(CLI)
     j, jl = tmp_path / "r.json", tmp_path / "steps.jsonl"

@@ -3,7 +3,8 @@ Granite-3.3-8B decode step (batch 1, context 2048, timing-only) and of a whole 3
 generation (prompt 128), with peak host memory, on this machine.
 
     .venv/bin/python tools/bench/llm/bench_llm.py [--quick] [--cases decode_step,generation_32]
-        [--cache] [--arena-cache-off] [--out tools/bench/llm/results.json]
+        [--cache] [--arena-cache-off] [--extrapolate A,B [--extrapolate-only]]
+        [--out tools/bench/llm/results.json]
 
 Each case runs in a fresh process (peak memory is per process), cold: the compile cache is off
 unless --cache. A decode step's wall time is
@@ -27,6 +28,8 @@ args = json.loads(sys.argv[1])
 model = L.load_config("granite-3.3-8b")
 if args.pop("layers", None):
     model.num_hidden_layers = 2
+if args.get("extrapolate"):
+    args["extrapolate"] = tuple(args["extrapolate"])
 t = time.perf_counter()
 r = L.simulate(model, timing_only=True, **args)
 out = {"wall_s": time.perf_counter() - t,
@@ -61,7 +64,23 @@ def main() -> int:
     ap.add_argument("--arena-cache-off", action="store_true",
                     help="SPYRE_SIM_ARENA_CACHE=off: CPython's frame-stack chunks mmap'd per call "
                          "(tools/python/arena_cache.h), to measure what the cache saves")
+    ap.add_argument("--extrapolate", default=None, metavar="A,B",
+                    help="also run each case extrapolated from the model cut to A and B layers "
+                         "(spyre_sim.llm.simulate(extrapolate=(A, B))) and print its error "
+                         "against the full simulation")
+    ap.add_argument("--extrapolate-only", action="store_true",
+                    help="with --extrapolate: skip the full simulation (no error figure)")
     a = ap.parse_args()
+    layers = None
+    if a.extrapolate:
+        try:
+            layers = [int(x) for x in a.extrapolate.split(",")]
+        except ValueError:
+            raise SystemExit(f"--extrapolate: expected A,B (layer counts), got {a.extrapolate!r}")
+        if a.quick:
+            raise SystemExit("--extrapolate: not with --quick (the quick model has 2 layers)")
+    elif a.extrapolate_only:
+        raise SystemExit("--extrapolate-only needs --extrapolate A,B")
     extra_env = {"SPYRE_SIM_ARENA_CACHE": "off"} if a.arena_cache_off else {}
     if not a.cache:  # a cold run: nothing captured or compiled before is reused
         extra_env["SPYRE_SIM_CACHE"] = "off"
@@ -78,13 +97,28 @@ def main() -> int:
     for name, args in cases.items():
         if name not in wanted:
             continue
-        r = run_case(args, extra_env)
-        res[name] = r
-        dec = [s for s in r["steps"] if s["phase"] == "decode"]
-        print(f"{name}: wall {r['wall_s']:.1f} s, peak {r['peak_rss_mib']:.0f} MiB; prefill "
-              f"{r['steps'][0]['wall_s']:.1f} s wall; first decode step "
-              f"{dec[0]['wall_s']:.1f} s wall of which simulation {dec[0]['sim_wall_s']:.1f} s;"
-              f" TPOT {r['tpot_us']:.0f} us (floor {r['weight_floor_us']:.0f} us)")
+        runs = {} if a.extrapolate_only else {name: args}
+        if layers:
+            runs[name + "_extrapolated"] = dict(args, extrapolate=layers)
+        for key, case in runs.items():
+            r = run_case(case, extra_env)
+            res[key] = r
+            dec = [s for s in r["steps"] if s["phase"] == "decode"]
+            print(f"{key}: wall {r['wall_s']:.1f} s, peak {r['peak_rss_mib']:.0f} MiB; prefill "
+                  f"{r['steps'][0]['wall_s']:.1f} s wall; first decode step "
+                  f"{dec[0]['wall_s']:.1f} s wall of which simulation "
+                  f"{dec[0]['sim_wall_s']:.1f} s; TTFT {r['ttft_us']:.0f} us, TPOT "
+                  f"{r['tpot_us']:.0f} us (floor {r['weight_floor_us']:.0f} us)", flush=True)
+        if len(runs) == 2:
+            full, est = res[name], res[name + "_extrapolated"]
+            err = {m: 100 * (est[m] / full[m] - 1) for m in ("ttft_us", "tpot_us")}
+            err["decode_dram_bytes"] = 100 * (est["steps"][1]["dram_bytes"]
+                                              / full["steps"][1]["dram_bytes"] - 1)
+            res[name + "_extrapolated"]["error_pct"] = err
+            print(f"{name}: extrapolated from {layers[0]} and {layers[1]} layers against the "
+                  f"full simulation: TTFT {err['ttft_us']:+.2f} %, TPOT {err['tpot_us']:+.2f} %, "
+                  f"decode DRAM bytes {err['decode_dram_bytes']:+.3f} %; wall "
+                  f"{est['wall_s']:.1f} s against {full['wall_s']:.1f} s", flush=True)
     if a.out:
         with open(a.out + ".tmp", "w") as f:
             json.dump(res, f, indent=1, sort_keys=True)

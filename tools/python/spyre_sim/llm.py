@@ -22,6 +22,11 @@ steps after the first reuse its simulated run (`reuse=False` simulates every ste
 cycles are the same, tests/python/test_llm.py). Functional runs compute every token on the
 simulated chip; `compare_eager` also runs eager PyTorch in fp32 on the same weights and
 reports whether the tokens are the same and every step's logits match (api.compare).
+
+`extrapolate=(a, b)` (`--extrapolate-layers A,B`) is an estimate, for sweeps and first looks:
+it simulates the model cut to its first a and b layers and extrapolates every per-step figure
+linearly to all its layers (_extrapolated). Its error against the full simulation is measured
+by tools/bench/llm.
 """
 
 from __future__ import annotations
@@ -233,6 +238,9 @@ class LlmResult:
     logits_match: Optional[bool] = None
     max_abs_err: Optional[float] = None
     wall_s: float = 0.0  # this machine's time for the whole generation (capture, compile, runs)
+    # {layers, from_layers: [a, b], sampled: {a: {ttft_us, tpot_us}, b: ...}} when the figures
+    # are extrapolated from the model cut to a and b layers (simulate(extrapolate=...))
+    extrapolated: Optional[dict] = None
 
     def summary(self) -> dict:
         d = {k: v for k, v in self.__dict__.items() if k not in ("steps", "tokens")}
@@ -261,6 +269,16 @@ class LlmResult:
             lines.append(f"  {s['phase']} step {s['step']}: {s['device_time_us']:.1f} us "
                          f"({cls} us), DRAM {s['dram_bytes'] / 1e6:.1f} MB at "
                          f"{s['achieved_gbps']:.1f} GB/s" + (" [reused]" if s["reused"] else ""))
+        if self.extrapolated:
+            x = self.extrapolated
+            a, b = x["from_layers"]
+            sa, sb = x["sampled"][str(a)], x["sampled"][str(b)]
+            per = [f"TTFT {(sb['ttft_us'] - sa['ttft_us']) / (b - a):.1f} us"]
+            if sb["tpot_us"] is not None:
+                per.append(f"TPOT {(sb['tpot_us'] - sa['tpot_us']) / (b - a):.1f} us")
+            lines.append(f"  ESTIMATE: extrapolated to {x['layers']} layers from simulations of "
+                         f"{a} and {b} (per layer: {', '.join(per)}); its error against the "
+                         "full simulation is measured in tools/bench/llm")
         lines.append(f"  wall time {self.wall_s:.1f} s (capture, compile and simulation)")
         if self.tokens_match is not None:
             lines.append(f"  tokens match eager: {self.tokens_match}; logits match: "
@@ -289,7 +307,7 @@ def _step_entry(phase: str, step: int, run: dict, classes: dict[str, str], token
             "dram_bytes": dram["read_bytes"] + dram["write_bytes"],
             "dram_read_bytes": dram["read_bytes"], "dram_write_bytes": dram["write_bytes"],
             "achieved_gbps": dram["achieved_gbps"], "weight_floor_us": floor_us,
-            "reused": bool(run.get("reused", False))}
+            "reused": bool(run.get("reused", False)), "extrapolated": False}
 
 
 def merge_step_traces(paths: list[str], steps: list[dict], out: str) -> None:
@@ -349,10 +367,12 @@ def _prompt_ids(prompt, batch: int, vocab: int, seed: int):
 def simulate(model, batch: int = 1, prompt=16, new: int = 8, context: Optional[int] = None,
              timing_only: bool = False, arch: Optional[str] = None, set=None,
              trace: Optional[str] = None, reuse: bool = True, compare_eager: bool = True,
-             seed: int = 0) -> LlmResult:
+             seed: int = 0, extrapolate: Optional[tuple[int, int]] = None) -> LlmResult:
     """Simulate a greedy generation of `new` tokens after `prompt` (a length: seeded random ids;
     or a batch x length tensor) with a StaticCache of `context` positions (default prompt +
-    new). See the module docstring."""
+    new). `extrapolate=(a, b)`: timing-only, simulate the model cut to a and to b layers and
+    extrapolate linearly to its own layer count (an estimate; see _extrapolated). See the module
+    docstring."""
     import torch
     import torch._dynamo
 
@@ -365,6 +385,10 @@ def simulate(model, batch: int = 1, prompt=16, new: int = 8, context: Optional[i
         raise LlmError(f"batch: expected an integer >= 1, got {batch!r}")
     if not isinstance(new, int) or new < 1:
         raise LlmError(f"new: expected an integer >= 1 (tokens to generate), got {new!r}")
+    if extrapolate is not None:
+        return _extrapolated(model, extrapolate, dict(
+            batch=batch, prompt=prompt, new=new, context=context, timing_only=timing_only,
+            arch=arch, set=set, trace=trace, reuse=reuse, seed=seed))
     if isinstance(model, torch.nn.Module):
         lm, name = model.eval(), type(model).__name__
         config = lm.config  # timing-only on a cpu module: its values are simply not read
@@ -442,16 +466,9 @@ def simulate(model, batch: int = 1, prompt=16, new: int = 8, context: Optional[i
         paths = [r["trace"] for r in sess.runs]
         merge_step_traces(paths, steps, trace)
         shutil.rmtree(tmp, ignore_errors=True)
-    ttft = steps[0]["device_time_us"]
-    decode = [s["device_time_us"] for s in steps[1:]]
-    tpot = sum(decode) / len(decode) if decode else None
-    total = ttft + sum(decode)
-    res = LlmResult(model=name, arch=sess.runs[0]["arch"], batch=batch, prompt=plen, new=new,
-                    context=context, timing_only=timing_only, ttft_us=ttft, tpot_us=tpot,
-                    tokens_per_s=batch * new / (total * 1e-6),
-                    decode_tokens_per_s=batch / (tpot * 1e-6) if tpot else None,
-                    weight_bytes=weight_bytes, weight_floor_us=floor_us, peak_gbps=peak,
-                    steps=steps, wall_s=round(sum(walls), 3))
+    res = _result(steps, model=name, arch=sess.runs[0]["arch"], batch=batch, prompt=plen,
+                  new=new, context=context, timing_only=timing_only, weight_bytes=weight_bytes,
+                  weight_floor_us=floor_us, peak_gbps=peak, wall_s=round(sum(walls), 3))
     if not timing_only:
         res.tokens = torch.cat(tokens, dim=1)
         if compare_eager:
@@ -463,6 +480,96 @@ def simulate(model, batch: int = 1, prompt=16, new: int = 8, context: Optional[i
                 oks.append(ok)
                 worst = max(worst, err)
             res.logits_match, res.max_abs_err = all(oks), worst
+    return res
+
+
+def _result(steps: list[dict], **fields) -> LlmResult:
+    """The result of a generation from its steps: TTFT is the prefill's device time, TPOT the
+    mean of the decode steps'."""
+    batch, new = fields["batch"], fields["new"]
+    ttft = steps[0]["device_time_us"]
+    decode = [s["device_time_us"] for s in steps[1:]]
+    tpot = sum(decode) / len(decode) if decode else None
+    total = ttft + sum(decode)
+    return LlmResult(ttft_us=ttft, tpot_us=tpot, tokens_per_s=batch * new / (total * 1e-6),
+                     decode_tokens_per_s=batch / (tpot * 1e-6) if tpot else None, steps=steps,
+                     **fields)
+
+
+# A step's figures that add up over the layers; the others name the step or are ratios.
+_PER_LAYER = ("device_time_us", "cycles", "kernels", "between_kernels_us", "dram_bytes",
+              "dram_read_bytes", "dram_write_bytes")
+
+
+def _extrapolated(model, layers, kw: dict) -> LlmResult:
+    """A timing-only generation of the whole model estimated from simulations of the model cut
+    to a and to b of its n layers (its first layers, embedding and head kept): every figure
+    that adds up over the layers (device time and cycles, time per kernel class, kernels, DRAM
+    bytes, weight bytes) is taken as linear in the layer count,
+    v(n) = v(b) + (n - b) (v(b) - v(a)) / (b - a).
+    It is exact when every layer adds the same work in the same time. It is not, quite: a
+    layer's time depends on the DRAM state it starts in, and fusion across layer boundaries can
+    differ from layer to layer (Granite's decode graph alternates between two fusions, which is
+    why the CLI's default is (2, 4), a whole number of such periods). tools/bench/llm measures
+    the error against the full simulation."""
+    import torch
+
+    if not (isinstance(layers, (tuple, list)) and len(layers) == 2
+            and all(isinstance(x, int) and not isinstance(x, bool) for x in layers)):
+        raise LlmError(f"extrapolate: expected two layer counts (a, b), got {layers!r}")
+    a, b = layers
+    if not kw["timing_only"]:
+        raise LlmError("extrapolate: the layer extrapolation estimates time only: it needs "
+                       "timing_only=True (--timing-only)")
+    if kw["trace"] is not None:
+        raise LlmError("extrapolate: a generation that is not simulated whole has no trace "
+                       "(simulate it without extrapolate for one)")
+    config = model.config if isinstance(model, torch.nn.Module) else load_config(model)
+    n = config.num_hidden_layers
+    if not 1 <= a < b < n:
+        raise LlmError(f"extrapolate: expected layer counts 1 <= a < b < {n} (the model's "
+                       f"layers), got ({a}, {b})")
+    types = getattr(config, "layer_types", None)
+    if types and len(set(types)) > 1:
+        raise LlmError(f"extrapolate: the model's layers are not all alike (layer_types "
+                       f"{sorted(set(types))}): simulate it whole")
+    sampled = []
+    for k in (a, b):
+        cut = copy.deepcopy(config)
+        cut.num_hidden_layers = k
+        if types:
+            cut.layer_types = list(types[:k])
+        sampled.append(simulate(cut, **kw))
+    ra, rb = sampled
+
+    def lin(x, y):
+        return y + (n - b) * (y - x) / (b - a)
+
+    steps = []
+    for sa, sb in zip(ra.steps, rb.steps):
+        st = dict(sb)
+        for f in _PER_LAYER:
+            v = lin(sa[f], sb[f])
+            st[f] = round(v) if isinstance(sb[f], int) else round(v, 3)
+        st["by_class_us"] = {c: round(max(0.0, lin(sa["by_class_us"][c], sb["by_class_us"][c])),
+                                      3) for c in CLASSES}
+        st["achieved_gbps"] = st["dram_bytes"] / (st["device_time_us"] * 1e3)
+        st["extrapolated"] = True
+        st["wall_s"] = round(sa["wall_s"] + sb["wall_s"], 3)
+        st["sim_wall_s"] = round(sa["sim_wall_s"] + sb["sim_wall_s"], 3)
+        steps.append(st)
+    weight_bytes = round(lin(ra.weight_bytes, rb.weight_bytes))
+    floor_us = weight_bytes / (rb.peak_gbps * 1e3)
+    for st in steps:
+        st["weight_floor_us"] = floor_us
+    res = _result(steps, model=model if isinstance(model, str) else type(model).__name__,
+                  arch=rb.arch, batch=rb.batch, prompt=rb.prompt, new=rb.new, context=rb.context,
+                  timing_only=True, weight_bytes=weight_bytes,
+                  weight_floor_us=floor_us, peak_gbps=rb.peak_gbps,
+                  wall_s=round(ra.wall_s + rb.wall_s, 3))
+    res.extrapolated = {"layers": n, "from_layers": [a, b],
+                        "sampled": {str(k): {"ttft_us": r.ttft_us, "tpot_us": r.tpot_us}
+                                    for k, r in zip((a, b), sampled)}}
     return res
 
 
@@ -558,6 +665,10 @@ def main(argv=None) -> int:
     ap.add_argument("--no-reuse", action="store_true",
                     help="timing-only: simulate every decode step (default: the first one's "
                          "run is reused, exactly)")
+    ap.add_argument("--extrapolate-layers", nargs="?", const="2,4", default=None, metavar="A,B",
+                    help="timing-only ESTIMATE: simulate the model cut to A and to B layers "
+                         "(default 2,4) and extrapolate linearly to all its layers (its error "
+                         "against the full simulation: tools/bench/llm)")
     ap.add_argument("--trace", default=None, help="Chrome JSON trace of the whole generation "
                                                   "(a span per step over the kernel spans)")
     ap.add_argument("--json", default=None, help="write the result (summary and steps) as JSON")
@@ -571,10 +682,17 @@ def main(argv=None) -> int:
         if path and os.path.exists(path) and not args.force:
             print(f"spyre-sim llm: {path} exists (use --force to overwrite)", file=sys.stderr)
             return 2
+    layers = None
+    if args.extrapolate_layers is not None:
+        try:
+            layers = tuple(int(x) for x in args.extrapolate_layers.split(","))
+        except ValueError:
+            layers = args.extrapolate_layers
     try:
         res = simulate(args.model, batch=args.batch, prompt=args.prompt, new=args.new,
                        context=args.context, timing_only=args.timing_only, arch=args.arch,
-                       set=args.set, trace=args.trace, reuse=not args.no_reuse)
+                       set=args.set, trace=args.trace, reuse=not args.no_reuse,
+                       extrapolate=layers)
     except LlmError as e:
         print(f"spyre-sim llm: {e}", file=sys.stderr)
         return 2
