@@ -233,10 +233,46 @@ plots:
     assert (tmp_path / "out" / "plots").is_dir() and any((tmp_path / "out" / "plots").iterdir())
 
 
+def _tiny_config_file(tmp_path, layers: int):
+    d = json.loads(open(llm.bundled_path("tiny")).read())
+    d["num_hidden_layers"] = layers
+    path = tmp_path / f"tiny{layers}.json"
+    path.write_text(json.dumps(d))
+    return path
+
+
+def test_sweep_llm_entry_extrapolates_layers_as_spyre_sim_llm_does(tmp_path):
+    cfg = _tiny_config_file(tmp_path, 6)
+    spec = tmp_path / "est.yaml"
+    spec.write_text(f"""
+models:
+  - {{llm: {cfg}, batch: 1, context: 32, prompt: 8, new: 2, extrapolate_layers: [2, 4]}}
+grid:
+  lx.size_bytes: [2097152]
+""")
+    (row,) = spyre_sim.sweep(str(spec), out=str(tmp_path / "out"), jobs=1)
+    assert row["status"] == "ok" and row["extrapolate_layers"] == "2,4", row
+    assert row["model"].endswith("/x2-4") and row["util.pt"] is None
+    one = llm.simulate(str(cfg), prompt=8, new=2, context=32, timing_only=True,
+                       set=["lx.size_bytes=2097152"], extrapolate=(2, 4))
+    assert row["ttft_us"] == pytest.approx(one.ttft_us, rel=1e-9)
+    assert row["tpot_us"] == pytest.approx(one.tpot_us, rel=1e-9)
+    assert row["kernels"] == sum(s["kernels"] for s in one.steps)
+    assert row["dram_bytes"] == sum(s["dram_bytes"] for s in one.steps)
+    names = sorted(p.name for p in (tmp_path / "out" / "ir").rglob("*.json"))
+    assert names == ["capture.json", "decode.l2.json", "decode.l4.json", "prefill.l2.json",
+                     "prefill.l4.json"]
+
+
 def test_sweep_llm_entry_errors_name_the_key(tmp_path):
     spec = tmp_path / "bad.yaml"
     spec.write_text("models:\n  - {llm: nope, batch: 1}\ngrid:\n  chip.cores: [8]\n")
     with pytest.raises(spyre_sim.SpecError, match="not a bundled model"):
+        spyre_sim.sweep(str(spec), out=str(tmp_path / "o"))
+    spec.write_text("models:\n  - {llm: tiny, extrapolate_layers: [1, 4]}\n"
+                    "grid:\n  chip.cores: [8]\n")
+    with pytest.raises(spyre_sim.SpecError, match=r"bad.yaml:2: models\[0\]"
+                       r".extrapolate_layers: expected layer counts 1 <= a < b < 2"):
         spyre_sim.sweep(str(spec), out=str(tmp_path / "o"))
     spec.write_text("models:\n  - {llm: tiny, batch: [0]}\ngrid:\n  chip.cores: [8]\n")
     with pytest.raises(spyre_sim.SpecError, match="batch"):

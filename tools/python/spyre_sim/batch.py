@@ -86,8 +86,11 @@ def simulate(job: Job, *texts: str) -> dict:
         achieved_gbps=float(dram["achieved_gbps"]), peak_gbps=float(dram["peak_gbps"]),
         utilisation={u: float(s["utilisation"][u]) for u in UNITS}, kernels=names,
         graphs=[{"cycles": int(x["cycles"]), "device_time_us": float(x["device_time_us"]),
+                 "dram_read_bytes": int(x["dram"]["read_bytes"]),
+                 "dram_write_bytes": int(x["dram"]["write_bytes"]),
                  "dram_bytes": int(x["dram"]["read_bytes"]) + int(x["dram"]["write_bytes"]),
-                 "achieved_gbps": float(x["dram"]["achieved_gbps"])} for x in summaries],
+                 "achieved_gbps": float(x["dram"]["achieved_gbps"]),
+                 "kernels": len(x["kernels"])} for x in summaries],
         compile_s=t1 - t0, sim_s=t2 - t1, arch_yaml=arch_yaml,
         config_hash=config_hash(arch_yaml, job.sets))
     return out

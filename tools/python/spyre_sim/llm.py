@@ -501,6 +501,38 @@ _PER_LAYER = ("device_time_us", "cycles", "kernels", "between_kernels_us", "dram
               "dram_read_bytes", "dram_write_bytes")
 
 
+def check_layers(config, layers, what: str = "extrapolate") -> tuple[int, int, int]:
+    """(a, b, n): the two layer counts of an extrapolation, checked against the config's n
+    layers (LlmError naming `what` otherwise)."""
+    if not (isinstance(layers, (tuple, list)) and len(layers) == 2
+            and all(isinstance(x, int) and not isinstance(x, bool) for x in layers)):
+        raise LlmError(f"{what}: expected two layer counts (a, b), got {layers!r}")
+    a, b = layers
+    n = config.num_hidden_layers
+    if not 1 <= a < b < n:
+        raise LlmError(f"{what}: expected layer counts 1 <= a < b < {n} (the model's "
+                       f"layers), got ({a}, {b})")
+    types = getattr(config, "layer_types", None)
+    if types and len(set(types)) > 1:
+        raise LlmError(f"{what}: the model's layers are not all alike (layer_types "
+                       f"{sorted(set(types))}): simulate it whole")
+    return a, b, n
+
+
+def cut_layers(config, k: int):
+    """A copy of `config` with its first k layers."""
+    cut = copy.deepcopy(config)
+    cut.num_hidden_layers = k
+    if getattr(config, "layer_types", None):
+        cut.layer_types = list(config.layer_types[:k])
+    return cut
+
+
+def extrapolate_linear(va: float, vb: float, a: int, b: int, n: int) -> float:
+    """v(n) on the line through (a, va) and (b, vb)."""
+    return vb + (n - b) * (vb - va) / (b - a)
+
+
 def _extrapolated(model, layers, kw: dict) -> LlmResult:
     """A timing-only generation of the whole model estimated from simulations of the model cut
     to a and to b of its n layers (its first layers, embedding and head kept): every figure
@@ -514,10 +546,6 @@ def _extrapolated(model, layers, kw: dict) -> LlmResult:
     the error against the full simulation."""
     import torch
 
-    if not (isinstance(layers, (tuple, list)) and len(layers) == 2
-            and all(isinstance(x, int) and not isinstance(x, bool) for x in layers)):
-        raise LlmError(f"extrapolate: expected two layer counts (a, b), got {layers!r}")
-    a, b = layers
     if not kw["timing_only"]:
         raise LlmError("extrapolate: the layer extrapolation estimates time only: it needs "
                        "timing_only=True (--timing-only)")
@@ -525,25 +553,12 @@ def _extrapolated(model, layers, kw: dict) -> LlmResult:
         raise LlmError("extrapolate: a generation that is not simulated whole has no trace "
                        "(simulate it without extrapolate for one)")
     config = model.config if isinstance(model, torch.nn.Module) else load_config(model)
-    n = config.num_hidden_layers
-    if not 1 <= a < b < n:
-        raise LlmError(f"extrapolate: expected layer counts 1 <= a < b < {n} (the model's "
-                       f"layers), got ({a}, {b})")
-    types = getattr(config, "layer_types", None)
-    if types and len(set(types)) > 1:
-        raise LlmError(f"extrapolate: the model's layers are not all alike (layer_types "
-                       f"{sorted(set(types))}): simulate it whole")
-    sampled = []
-    for k in (a, b):
-        cut = copy.deepcopy(config)
-        cut.num_hidden_layers = k
-        if types:
-            cut.layer_types = list(types[:k])
-        sampled.append(simulate(cut, **kw))
+    a, b, n = check_layers(config, layers)
+    sampled = [simulate(cut_layers(config, k), **kw) for k in (a, b)]
     ra, rb = sampled
 
     def lin(x, y):
-        return y + (n - b) * (y - x) / (b - a)
+        return extrapolate_linear(x, y, a, b, n)
 
     steps = []
     for sa, sb in zip(ra.steps, rb.steps):

@@ -7,7 +7,8 @@ The output folder:
     points/<key>.json           each finished (point, model), written atomically when done
     configs/<hash>.yaml         each effective chip configuration (loadable with --arch)
     ir/<model>/                 the IR captured from a model file (an llm entry: its prefill
-                                and decode graphs), with capture.json
+                                and decode graphs; with extrapolate_layers [a, b], those of
+                                the model cut to a and to b layers), with capture.json
     plots/*.png                 the spec's plots
     spec.yaml, provenance.json  what was run, by which command and build
 A point's key hashes the model file's contents, the configuration and the spyre-sim build, so
@@ -117,8 +118,16 @@ def _capture_irs(model: spec_mod.Model) -> tuple:
         from .. import llm
 
         p = model.llm
-        return (llm.capture_graphs(p["model"], batch=p["batch"], context=p["context"],
-                                   prompt=p["prompt"]), {"llm": p})
+        if not p["extrapolate_layers"]:
+            return (llm.capture_graphs(p["model"], batch=p["batch"], context=p["context"],
+                                       prompt=p["prompt"]), {"llm": p})
+        config, irs = llm.load_config(p["model"]), []
+        for k in _layers(model):  # the model cut to a layers, then to b
+            for ir in llm.capture_graphs(llm.cut_layers(config, k), batch=p["batch"],
+                                         context=p["context"], prompt=p["prompt"]):
+                ir["graph"] = f"{ir['graph']}.l{k}"
+                irs.append(ir)
+        return irs, {"llm": p}
     import runpy
 
     ns = runpy.run_path(model.path, run_name="__spyre_model__")
@@ -128,6 +137,40 @@ def _capture_irs(model: spec_mod.Model) -> tuple:
                             "`model` and `example_inputs`)")
     irs = spyre_capture.capture(ns["model"], ns["example_inputs"])
     return irs, {"graph_breaks": irs.graph_breaks, "model_file": model.path}
+
+
+def _layers(model: spec_mod.Model) -> tuple:
+    """The two layer counts of an llm entry's extrapolate_layers."""
+    a, b = (int(x) for x in model.llm["extrapolate_layers"].split(","))
+    return a, b
+
+
+# A graph's figures that add up over the layers of a model.
+_PER_LAYER = ("cycles", "device_time_us", "dram_read_bytes", "dram_write_bytes", "dram_bytes",
+              "kernels")
+
+
+def _extrapolated(model: spec_mod.Model, result: dict) -> dict:
+    """The result of a point of an llm entry with extrapolate_layers: its graphs, captured
+    from the model cut to a layers and then to b, become the whole model's, each figure that
+    adds up over layers on the line through the two (spyre_sim.llm.extrapolate_linear); the
+    totals are their sums. Unit utilisations are not extrapolated: left blank."""
+    from .. import llm
+
+    (a, b), n = _layers(model), model.llm["layers"]
+    half = len(result["graphs"]) // 2
+    graphs = []
+    for ga, gb in zip(result["graphs"][:half], result["graphs"][half:]):
+        g = {}
+        for k in _PER_LAYER:
+            v = llm.extrapolate_linear(ga[k], gb[k], a, b, n)
+            g[k] = v if isinstance(gb[k], float) else round(v)
+        g["achieved_gbps"] = g["dram_bytes"] / (g["device_time_us"] * 1e3)
+        graphs.append(g)
+    out = dict(result, graphs=graphs, utilisation={u: None for u in batch.UNITS})
+    out.update({k: sum(g[k] for g in graphs) for k in _PER_LAYER})
+    out["achieved_gbps"] = out["dram_bytes"] / (out["device_time_us"] * 1e3)
+    return out
 
 
 def _llm_columns(model: spec_mod.Model, result: dict) -> dict:
@@ -157,12 +200,14 @@ def make_row(spec, point, model, result: dict, capture_s: float) -> dict:
     if not result.get("ok"):
         row.update(status="failed", error=result.get("error", "failed"))
         return row
+    if model.kind == "llm" and model.llm["extrapolate_layers"]:
+        result = _extrapolated(model, result)
     row.update(status="ok", error=None, config_hash=result["config_hash"],
                config_file=f"configs/{result['config_hash']}.yaml", cycles=result["cycles"],
                device_time_us=result["device_time_us"], dram_read_bytes=result["dram_read_bytes"],
                dram_write_bytes=result["dram_write_bytes"], dram_bytes=result["dram_bytes"],
                achieved_gbps=result["achieved_gbps"], peak_gbps=result["peak_gbps"],
-               kernels=len(result["kernels"]), compile_s=result["compile_s"],
+               kernels=sum(g["kernels"] for g in result["graphs"]), compile_s=result["compile_s"],
                sim_s=result["sim_s"])
     row.update({f"util.{u}": result["utilisation"][u] for u in batch.UNITS})
     if model.kind == "llm":

@@ -5,6 +5,7 @@ nearest valid name), empty grids, values a configuration refuses, missing model 
     models: [../../tools/models/gpt2_block.py, ../../tests/data/ir/models/gpt2.json]
     # or LLM serving: a prefill and a decode step per (batch, context[, prompt]) combination
     #   models: [{llm: granite-3.3-8b, batch: [1, 4], context: [2048, 8192], new: 32}]
+    #   (extrapolate_layers: [2, 4]: an estimate from the model cut to 2 and 4 layers)
     arch: spyre                      # base preset or YAML file (default spyre)
     set: {compiler.fusion: on}       # fixed overrides, applied at every point
     grid:                            # the cross product of every axis, last axis fastest
@@ -42,7 +43,7 @@ METRICS = ("cycles", "device_time_us", "util.pt", "util.sfp", "util.dma_in", "ut
 
 
 # An `llm` model entry's serving parameters (result columns, usable in plots) and metrics.
-LLM_PARAMS = ("batch", "context", "prompt", "new")
+LLM_PARAMS = ("batch", "context", "prompt", "new", "extrapolate_layers")
 LLM_METRICS = ("ttft_us", "tpot_us", "tokens_per_s", "decode_tokens_per_s", "decode_gbps")
 
 
@@ -145,8 +146,10 @@ def _models(spec: Spec, torch_version: str) -> list:
 
 
 def _llm_models(spec: Spec, m, where: str, torch_version: str) -> list:
-    """{llm: NAME or config.json, batch, context[, prompt][, new][, name]}: one model per
-    combination of the listed values (batch, context, prompt: an integer or a list)."""
+    """{llm: NAME or config.json, batch, context[, prompt][, new][, extrapolate_layers: [a, b]]
+    [, name]}: one model per combination of the listed values (batch, context, prompt: an
+    integer or a list). extrapolate_layers: the rows are estimates from the model cut to a
+    and b layers (spyre_sim.llm.simulate(extrapolate=...))."""
     from .. import llm as llm_mod
 
     spec.check_keys(m, ("llm", "name", *LLM_PARAMS), where + ".")
@@ -171,6 +174,16 @@ def _llm_models(spec: Spec, m, where: str, torch_version: str) -> list:
 
     batches, contexts = ints("batch", 1), ints("context", 2048, 2)
     prompts, (new,) = ints("prompt", None), ints("new", 32)
+    layers = None
+    if m.get("extrapolate_layers") is not None:
+        try:
+            config = llm_mod.load_config(path)
+            a, b, n_layers = llm_mod.check_layers(config, m["extrapolate_layers"],
+                                                  "extrapolate_layers")
+        except llm_mod.LlmError as e:
+            raise spec.error(m, "extrapolate_layers", where + ".extrapolate_layers",
+                             str(e).split(": ", 1)[1]) from None
+        layers = f"{a},{b}"
     default = os.path.basename(ref)[:-5] if ref.endswith(".json") else ref
     base = str(m.get("name", default))
     out = []
@@ -178,8 +191,12 @@ def _llm_models(spec: Spec, m, where: str, torch_version: str) -> list:
         if p is not None and p >= c:
             raise spec.error(m, "prompt", where + ".prompt", f"prompt {p} does not fit "
                              f"context {c}")
-        params = {"model": path, "batch": b, "context": c, "prompt": p, "new": new}
-        name = f"{base}/b{b}/c{c}" + (f"/p{p}" if p is not None else "")
+        params = {"model": path, "batch": b, "context": c, "prompt": p, "new": new,
+                  "extrapolate_layers": layers}
+        if layers:
+            params["layers"] = n_layers
+        name = f"{base}/b{b}/c{c}" + (f"/p{p}" if p is not None else "") \
+            + (f"/x{layers.replace(',', '-')}" if layers else "")
         fp = _sha256(path) + f"+torch{torch_version}+" + json.dumps(
             {k: v for k, v in params.items() if k != "model"}, sort_keys=True)
         out.append(Model(name=name, path=path, kind="llm", fingerprint=fp, llm=params))
