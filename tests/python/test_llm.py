@@ -231,6 +231,13 @@ plots:
     assert row["ttft_us"] == pytest.approx(one.ttft_us) and row["tpot_us"] == pytest.approx(
         one.tpot_us)
     assert (tmp_path / "out" / "plots").is_dir() and any((tmp_path / "out" / "plots").iterdir())
+    # the plot's lines: one per batch over the contexts, not one per (batch, context) entry
+    from spyre_sim.sweeps import plot, spec as spec_mod
+
+    params = ["lx.size_bytes", *spec_mod.LLM_COLUMNS]
+    _, lines, _ = plot.line_groups(rows, params, "tpot_us", "context", "batch",
+                                   {"lx.size_bytes": 2097152})
+    assert {k: len(v) for k, v in lines.items()} == {("tiny", 1): 2, ("tiny", 2): 2}
 
 
 def _tiny_config_file(tmp_path, layers: int):

@@ -111,11 +111,9 @@ def _save(plt, fig, path: str) -> str:
     return path
 
 
-def metric_plot(rows, params, metric: str, x: str, series=None, where=None, out="plot.png",
-                title="") -> str:
-    """`metric` against parameter `x`, a line per model, `series` value and any other varying
-    parameter not fixed by `where`."""
-    where = dict(where or {})
+def line_groups(rows, params, metric: str, x: str, series, where: dict):
+    """(the rows drawn, {line key: its rows}, the varying parameters that split lines) of a
+    metric plot. A line's key is its model and its values of `series` and of `split`."""
     for c in (metric, x, *([series] if series else [])):
         if rows and c not in rows[0]:
             raise SpecError(f"no column {c!r} in the results")
@@ -128,8 +126,19 @@ def metric_plot(rows, params, metric: str, x: str, series=None, where=None, out=
              and not (p.endswith(":scale") and _twin(p) in params)]
     lines = {}
     for r in sel:
-        key = (r["model"], *(r.get(p) for p in ([series] if series else []) + split))
+        # an llm entry's rows are one model (their serving parameters are columns)
+        key = (r.get("llm") or r["model"], *(r.get(p) for p in ([series] if series else [])
+                                             + split))
         lines.setdefault(key, []).append(r)
+    return sel, lines, split
+
+
+def metric_plot(rows, params, metric: str, x: str, series=None, where=None, out="plot.png",
+                title="") -> str:
+    """`metric` against parameter `x`, a line per model (an llm entry: per `llm` name),
+    `series` value and any other varying parameter not fixed by `where`."""
+    where = dict(where or {})
+    sel, lines, split = line_groups(rows, params, metric, x, series, where)
     plt, fig, ax = _figure()
     for key in sorted(lines, key=lambda k: tuple(_sort_key(v) for v in k)):
         pts = sorted(lines[key], key=lambda r: _sort_key(r[x]))

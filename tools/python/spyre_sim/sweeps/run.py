@@ -63,7 +63,7 @@ class SweepResult:
 
 def columns(spec: spec_mod.SweepSpec) -> list:
     llm = any(m.kind == "llm" for m in spec.models)
-    extra = (*spec_mod.LLM_PARAMS, *spec_mod.LLM_METRICS) if llm else ()
+    extra = (*spec_mod.LLM_COLUMNS, *spec_mod.LLM_METRICS) if llm else ()
     return ["point", "model", *spec.axes, *extra, *RESULT_COLUMNS]
 
 
@@ -196,7 +196,7 @@ def make_row(spec, point, model, result: dict, capture_s: float) -> dict:
     row.update({c: None for c in RESULT_COLUMNS})
     row["capture_s"] = capture_s if model.kind != "ir" else 0.0
     if model.kind == "llm":  # the serving parameters, failed or not
-        row.update({k: model.llm[k] for k in spec_mod.LLM_PARAMS})
+        row.update({k: model.llm[k] for k in spec_mod.LLM_COLUMNS})
     if not result.get("ok"):
         row.update(status="failed", error=result.get("error", "failed"))
         return row
@@ -211,7 +211,7 @@ def make_row(spec, point, model, result: dict, capture_s: float) -> dict:
                sim_s=result["sim_s"])
     row.update({f"util.{u}": result["utilisation"][u] for u in batch.UNITS})
     if model.kind == "llm":
-        row.update({k: model.llm[k] for k in spec_mod.LLM_PARAMS})
+        row.update({k: model.llm[k] for k in spec_mod.LLM_COLUMNS})
         row.update(_llm_columns(model, result))
     return row
 

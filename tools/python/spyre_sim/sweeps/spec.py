@@ -44,6 +44,8 @@ METRICS = ("cycles", "device_time_us", "util.pt", "util.sfp", "util.dma_in", "ut
 
 # An `llm` model entry's serving parameters (result columns, usable in plots) and metrics.
 LLM_PARAMS = ("batch", "context", "prompt", "new", "extrapolate_layers")
+# Their columns: `llm` is the entry's name without the serving parameters (a plot's line).
+LLM_COLUMNS = ("llm", *LLM_PARAMS)
 LLM_METRICS = ("ttft_us", "tpot_us", "tokens_per_s", "decode_tokens_per_s", "decode_gbps")
 
 
@@ -191,8 +193,8 @@ def _llm_models(spec: Spec, m, where: str, torch_version: str) -> list:
         if p is not None and p >= c:
             raise spec.error(m, "prompt", where + ".prompt", f"prompt {p} does not fit "
                              f"context {c}")
-        params = {"model": path, "batch": b, "context": c, "prompt": p, "new": new,
-                  "extrapolate_layers": layers}
+        params = {"model": path, "llm": base, "batch": b, "context": c, "prompt": p,
+                  "new": new, "extrapolate_layers": layers}
         if layers:
             params["layers"] = n_layers
         name = f"{base}/b{b}/c{c}" + (f"/p{p}" if p is not None else "") \
@@ -411,6 +413,6 @@ def load(path, sets=(), torch_version: str = "") -> SweepSpec:
         _check_point(spec, m, key, f"point {pt.index} ({', '.join(pt.sets)})", arch,
                      (*sets, *pt.sets))
     llm = any(m.kind == "llm" for m in models)
-    plots = _plots(spec, [*columns, *(LLM_PARAMS if llm else ())], LLM_METRICS if llm else ())
+    plots = _plots(spec, [*columns, *(LLM_COLUMNS if llm else ())], LLM_METRICS if llm else ())
     return SweepSpec(path=spec.path, arch=arch, sets=sets, models=models, axes=columns,
                      points=points, plots=plots)
