@@ -2,6 +2,7 @@
 // the matmul. Operand element e (e = row * ld + col, in elements) lies at its byte base +
 // e * bytes, or for I4 in byte base + floor(e / 2), nibble e mod 2 (spyre/isa/dtype.h).
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "spyre/arch/unit_timing.h"
@@ -78,42 +79,98 @@ inline float load_f32(const uint8_t* lx, int64_t base, int64_t e, isa::DType dt,
 }
 
 // Floating inputs (fp16, bf16, fp32, fp8): every C(i,j) is its own fp32 sum over kk ascending
-// (an fp8 or 16-bit product is exact in fp32). Columns go in panels of
-// kPanel (B packed [panel][kk][t], zero-padded) so one pass over kk advances kPanel independent
-// sums: the same operations in the same order per element, but the adds of different columns
-// overlap in the pipeline (and vectorise) instead of waiting on one dependency chain.
+// (an fp8 or 16-bit product is exact in fp32), a multiply then an add (never fused: the
+// functional result is the same on every host). Columns go in panels of kPanel (B packed
+// [panel][kk][t], zero-padded) and rows in blocks of up to kRows, so one pass over a panel's kk
+// advances kRows x kPanel independent sums held in registers: the same operations in the same
+// order per element, vectorised across columns.
 constexpr int64_t kPanel = 16;
+constexpr int kRows = 4;
+using F8 = float __attribute__((vector_size(32)));  // 8 lanes: a panel row is two
 
-void matmul_float(uint8_t* lx, const Mm& x, const std::vector<float>& a) {
-  const bool accumulate = x.flags & 1;
+// (by reference: a 32-byte vector passed by value would change the ABI between the clones)
+__attribute__((always_inline)) inline void load8(F8& v, const float* p) {
+  std::memcpy(&v, p, sizeof v);
+}
+
+// acc[r] (a panel's 16 sums of row r, two F8) += sum over kk of a[r * k + kk] * panel[kk].
+template <int R>
+__attribute__((always_inline)) inline void panel_rows(const float* a, int64_t k, const float* panel,
+                                                      F8 (&acc)[R][2]) {
+  for (int64_t kk = 0; kk < k; ++kk) {
+    F8 b0, b1;
+    load8(b0, panel + kk * kPanel);
+    load8(b1, panel + kk * kPanel + 8);
+    for (int r = 0; r < R; ++r) {
+      const float s = a[r * k + kk];
+      const F8 av = {s, s, s, s, s, s, s, s};
+      acc[r][0] += av * b0;
+      acc[r][1] += av * b1;
+    }
+  }
+}
+
+template <int R>
+__attribute__((always_inline)) inline void panel_block(uint8_t* lx, const Mm& x, const float* a,
+                                                       const float* panel, int64_t i0, int64_t j0,
+                                                       int64_t width) {
+  // C is fp32 (isa::DType::F32: 4 little-endian IEEE bytes), a row's columns contiguous.
+  float c[R][kPanel] = {};
+  if (x.flags & 1)  // accumulate onto C
+    for (int r = 0; r < R; ++r)
+      std::memcpy(c[r], lx + x.c + ((i0 + r) * x.ldc + j0) * 4, static_cast<size_t>(width) * 4);
+  F8 acc[R][2];
+  for (int r = 0; r < R; ++r) load8(acc[r][0], c[r]), load8(acc[r][1], c[r] + 8);
+  panel_rows<R>(a + i0 * x.k, x.k, panel, acc);
+  for (int r = 0; r < R; ++r) {
+    std::memcpy(c[r], &acc[r][0], sizeof acc[r][0]);
+    std::memcpy(c[r] + 8, &acc[r][1], sizeof acc[r][1]);
+    std::memcpy(lx + x.c + ((i0 + r) * x.ldc + j0) * 4, c[r], static_cast<size_t>(width) * 4);
+  }
+}
+
+// The host's widest vectors where it has them (ifunc; AVX2 without FMA: the same roundings).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define SPYRE_PT_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define SPYRE_PT_CLONES
+#endif
+
+SPYRE_PT_CLONES void matmul_float(uint8_t* lx, const Mm& x, const std::vector<float>& a) {
   const int64_t panels = (x.n + kPanel - 1) / kPanel;
   std::vector<float> bp(static_cast<size_t>(panels * x.k * kPanel), 0.0f);
   const float* table = half_table(x.dt);
-  const bool trans_b = x.flags & 2;
-  for (int64_t r = 0; r < (trans_b ? x.n : x.k); ++r)  // B in its storage order
-    for (int64_t q = 0; q < (trans_b ? x.k : x.n); ++q) {
-      const int64_t j = trans_b ? r : q, kk = trans_b ? q : r;
-      bp[static_cast<size_t>(((j / kPanel) * x.k + kk) * kPanel + j % kPanel)] =
-          load_f32(lx, x.b, r * x.ldb + q, x.dt, table);
+  if (x.flags & 2) {  // TRANS_B: B stored [n,k]; read in its storage order
+    for (int64_t j = 0; j < x.n; ++j) {
+      float* dst = bp.data() + (j / kPanel) * x.k * kPanel + j % kPanel;
+      for (int64_t kk = 0; kk < x.k; ++kk)
+        dst[kk * kPanel] = load_f32(lx, x.b, j * x.ldb + kk, x.dt, table);
     }
-  for (int64_t i = 0; i < x.m; ++i) {
-    const float* ar = a.data() + i * x.k;
-    for (int64_t p = 0; p < panels; ++p) {
-      const int64_t j0 = p * kPanel, width = std::min(kPanel, x.n - j0);
-      float acc[kPanel] = {};
-      if (accumulate)
-        for (int64_t t = 0; t < width; ++t)
-          acc[t] = static_cast<float>(
-              isa::load_element(lx + x.c + (i * x.ldc + j0 + t) * 4, isa::DType::F32));
-      const float* panel = bp.data() + p * x.k * kPanel;
-      for (int64_t kk = 0; kk < x.k; ++kk) {
-        const float av = ar[kk];
-        const float* bk = panel + kk * kPanel;
-        for (int64_t t = 0; t < kPanel; ++t) acc[t] += av * bk[t];
+  } else {  // B stored [k,n]: each row's columns, a panel's run at a time
+    for (int64_t kk = 0; kk < x.k; ++kk)
+      for (int64_t p = 0; p < panels; ++p) {
+        float* dst = bp.data() + (p * x.k + kk) * kPanel;
+        const int64_t e0 = kk * x.ldb + p * kPanel, w = std::min(kPanel, x.n - p * kPanel);
+        if (table) {  // a 16-bit type: the table, straight from the bytes
+          const uint8_t* src = lx + x.b + e0 * 2;
+          for (int64_t t = 0; t < w; ++t) dst[t] = table[src[2 * t] | (src[2 * t + 1] << 8)];
+        } else {
+          for (int64_t t = 0; t < w; ++t) dst[t] = load_f32(lx, x.b, e0 + t, x.dt, nullptr);
+        }
       }
-      for (int64_t t = 0; t < width; ++t)
-        isa::store_element(lx + x.c + (i * x.ldc + j0 + t) * 4, isa::DType::F32, acc[t]);
-    }
+  }
+  for (int64_t p = 0; p < panels; ++p) {
+    const int64_t j0 = p * kPanel, width = std::min(kPanel, x.n - j0);
+    const float* panel = bp.data() + p * x.k * kPanel;
+    int64_t i = 0;
+    for (; i + kRows <= x.m; i += kRows) panel_block<kRows>(lx, x, a.data(), panel, i, j0, width);
+    const int64_t rest = x.m - i;  // 0 to kRows - 1 rows left
+    if (rest == 3)
+      panel_block<3>(lx, x, a.data(), panel, i, j0, width);
+    else if (rest == 2)
+      panel_block<2>(lx, x, a.data(), panel, i, j0, width);
+    else if (rest == 1)
+      panel_block<1>(lx, x, a.data(), panel, i, j0, width);
   }
 }
 

@@ -57,6 +57,23 @@ SimResult run_one(const arch::ArchConfig& cfg, int64_t m, int64_t n, int64_t k,
   return test::run(program(1, ".core 0\n" + mm(m, n, k, dt) + "  halt\n"), cfg, o);
 }
 
+// A pt.mm at LX bytes A, B, C (leading dimensions in elements; flags: 1 accumulate, 2 TRANS_B).
+isa::Instr pt_mm(int64_t A, int64_t B, int64_t C, int64_t m, int64_t n, int64_t k, int64_t lda,
+                 int64_t ldb, int64_t ldc, int64_t flags, isa::DType dt) {
+  return isa::make_instr(isa::Opcode::PtMatmul, {{"cl", 0},
+                                                 {"a", A},
+                                                 {"b", B},
+                                                 {"c", C},
+                                                 {"m", m},
+                                                 {"n", n},
+                                                 {"k", k},
+                                                 {"lda", lda},
+                                                 {"ldb", ldb},
+                                                 {"ldc", ldc},
+                                                 {"flags", flags},
+                                                 {"dt", static_cast<int64_t>(dt)}});
+}
+
 // --- the "spyre" default: output-stationary, fill/drain once per instruction -------------
 
 TEST(PtArray, SpyreDefaultIsOutputStationaryWithOverlappedFolds) {
@@ -206,51 +223,57 @@ TEST(PtScaleSim, PropertyRandomShapesMatchClosedForms) {
   EXPECT_EQ(checked, 1200);
 }
 
-// Functional: the column-panel matmul gives every C(i,j) bit for bit the plain fp32 sum over kk
-// ascending (no FMA), for a width that is not a multiple of the panel, with TRANS_B and
-// accumulate.
+// Functional: the panelled matmul (blocks of 4 rows x 16 columns, vectorised) gives every
+// C(i,j) bit for bit the plain fp32 sum over kk ascending (a multiply then an add, no FMA):
+// row counts around the block of 4, widths around the panel of 16, B plain and TRANS_B, with
+// and without accumulate.
 TEST(PtFunctional, PanelledMatmulIsBitExactWithTheSequentialSum) {
-  const int64_t m = 5, n = 37, k = 29;
   std::mt19937 rng(7);
   std::uniform_real_distribution<double> u(-4.0, 4.0);
-  std::vector<uint8_t> lx(1 << 16, 0);
-  const int64_t A = 0, B = 4096, C = 16384;
-  std::vector<float> a(m * k), bt(n * k), c0(m * n);
-  for (int64_t e = 0; e < m * k; ++e) {
-    isa::store_element(lx.data() + A + e * 2, isa::DType::F16, u(rng));
-    a[e] = static_cast<float>(isa::load_element(lx.data() + A + e * 2, isa::DType::F16));
-  }
-  for (int64_t e = 0; e < n * k; ++e) {  // B stored transposed, [n,k]
-    isa::store_element(lx.data() + B + e * 2, isa::DType::F16, u(rng));
-    bt[e] = static_cast<float>(isa::load_element(lx.data() + B + e * 2, isa::DType::F16));
-  }
-  for (int64_t e = 0; e < m * n; ++e) {
-    c0[e] = static_cast<float>(u(rng));
-    isa::store_element(lx.data() + C + e * 4, isa::DType::F32, c0[e]);
-  }
-  auto in = isa::make_instr(isa::Opcode::PtMatmul, {{"cl", 0},
-                                                    {"a", A},
-                                                    {"b", B},
-                                                    {"c", C},
-                                                    {"m", m},
-                                                    {"n", n},
-                                                    {"k", k},
-                                                    {"lda", k},
-                                                    {"ldb", k},
-                                                    {"ldc", n},
-                                                    {"flags", 3}});
-  pt_execute(lx.data(), in);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      volatile float acc = c0[i * n + j];
-      for (int64_t kk = 0; kk < k; ++kk) {
-        volatile float prod = a[i * k + kk] * bt[j * k + kk];
-        acc = acc + prod;
+  int checked = 0;
+  for (int64_t m : {1, 2, 3, 4, 5, 8, 11})
+    for (int64_t n : {1, 16, 37})
+      for (int64_t flags : {0, 1, 2, 3}) {
+        const int64_t k = 29;
+        const bool trans_b = flags & 2;
+        std::vector<uint8_t> lx(1 << 16, 0);
+        const int64_t A = 0, B = 4096, C = 16384;
+        std::vector<float> a(m * k), bt(n * k), c0(m * n, 0.0f);
+        for (int64_t e = 0; e < m * k; ++e) {
+          isa::store_element(lx.data() + A + e * 2, isa::DType::F16, u(rng));
+          a[e] = static_cast<float>(isa::load_element(lx.data() + A + e * 2, isa::DType::F16));
+        }
+        for (int64_t j = 0; j < n; ++j)  // bt[j, kk] = B(kk, j), stored [n,k] or [k,n]
+          for (int64_t kk = 0; kk < k; ++kk) {
+            const int64_t e = trans_b ? j * k + kk : kk * n + j;
+            isa::store_element(lx.data() + B + e * 2, isa::DType::F16, u(rng));
+            bt[j * k + kk] =
+                static_cast<float>(isa::load_element(lx.data() + B + e * 2, isa::DType::F16));
+          }
+        for (int64_t e = 0; e < m * n; ++e) {  // C: the sum's start, or a value to overwrite
+          const float v = static_cast<float>(u(rng));
+          if (flags & 1) c0[e] = v;
+          isa::store_element(lx.data() + C + e * 4, isa::DType::F32, v);
+        }
+        auto in = pt_mm(A, B, C, m, n, k, k, trans_b ? k : n, n, flags, isa::DType::F16);
+        pt_execute(lx.data(), in);
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            volatile float acc = c0[i * n + j];
+            for (int64_t kk = 0; kk < k; ++kk) {
+              volatile float prod = a[i * k + kk] * bt[j * k + kk];
+              acc = acc + prod;
+            }
+            const float want = acc;
+            uint32_t got_bits, want_bits;  // bit for bit: the sign of a zero too
+            std::memcpy(&got_bits, lx.data() + C + (i * n + j) * 4, 4);
+            std::memcpy(&want_bits, &want, 4);
+            ASSERT_EQ(got_bits, want_bits)
+                << "C(" << i << "," << j << ") m=" << m << " n=" << n << " flags=" << flags;
+            ++checked;
+          }
       }
-      float got;
-      std::memcpy(&got, lx.data() + C + (i * n + j) * 4, 4);
-      ASSERT_EQ(got, acc) << "C(" << i << "," << j << ")";
-    }
+  EXPECT_EQ(checked, 4 * (1 + 2 + 3 + 4 + 5 + 8 + 11) * (1 + 16 + 37));
 }
 
 // fp8 (e4m3): every product is exact in fp32 and C(i,j) is the fp32 sum over kk ascending, as
@@ -284,18 +307,7 @@ TEST(PtFunctional, Fp8AndInt4MatchAReferenceLoop) {
           c0[e] = std::round(u(rng));
           isa::store_element(lx.data() + C + ((e / n) * ldc + e % n) * 4, isa::DType::F32, c0[e]);
         }
-      auto in = isa::make_instr(isa::Opcode::PtMatmul, {{"cl", 0},
-                                                        {"a", A},
-                                                        {"b", B},
-                                                        {"c", C},
-                                                        {"m", m},
-                                                        {"n", n},
-                                                        {"k", k},
-                                                        {"lda", lda},
-                                                        {"ldb", ldb},
-                                                        {"ldc", ldc},
-                                                        {"dt", static_cast<int64_t>(dt)},
-                                                        {"flags", flags}});
+      auto in = pt_mm(A, B, C, m, n, k, lda, ldb, ldc, flags, dt);
       pt_execute(lx.data(), in);
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j) {
@@ -323,17 +335,7 @@ TEST(PtFunctional, Fp8AndInt4MatchAReferenceLoop) {
   }
   // The operands' LX bytes: i4 A covers elements 0 .. (m-1)*lda + k-1 = 22 -> bytes [0, 12)
   // (i8: [0, 23)); B [k, n] with ldb: elements 0 .. 6*8 + 4 = 52 -> [1024, 1024 + 27).
-  auto in = isa::make_instr(isa::Opcode::PtMatmul, {{"cl", 0},
-                                                    {"a", A},
-                                                    {"b", B},
-                                                    {"c", C},
-                                                    {"m", m},
-                                                    {"n", n},
-                                                    {"k", k},
-                                                    {"lda", lda},
-                                                    {"ldb", ldb},
-                                                    {"ldc", ldc},
-                                                    {"dt", static_cast<int64_t>(isa::DType::I4)}});
+  auto in = pt_mm(A, B, C, m, n, k, lda, ldb, ldc, 0, isa::DType::I4);
   auto r = pt_lx_ranges(in);
   ASSERT_EQ(r.size(), 3u);
   EXPECT_EQ(r[0].lo, A);
