@@ -238,6 +238,12 @@ plots:
     _, lines, _ = plot.line_groups(rows, params, "tpot_us", "context", "batch",
                                    {"lx.size_bytes": 2097152})
     assert {k: len(v) for k, v in lines.items()} == {("tiny", 1): 2, ("tiny", 2): 2}
+    # and the same from results.csv (`spyre-sim sweep plot`): metrics never split lines
+    rows_csv, params_csv = plot.load_csv(str(tmp_path / "out" / "results.csv"))
+    assert "tpot_us" not in params_csv and "batch" in params_csv
+    _, lines, _ = plot.line_groups(rows_csv, params_csv, "tpot_us", "context", "batch",
+                                   {"lx.size_bytes": 2097152})
+    assert {k: len(v) for k, v in lines.items()} == {("tiny", 1): 2, ("tiny", 2): 2}
 
 
 def _tiny_config_file(tmp_path, layers: int):

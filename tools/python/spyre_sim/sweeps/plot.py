@@ -34,6 +34,7 @@ def _number(v):
 def load_csv(path: str) -> tuple:
     """(rows, parameter columns) of a sweep's results.csv, numbers as numbers."""
     from .run import RESULT_COLUMNS
+    from .spec import LLM_METRICS
 
     if not os.path.isfile(path):
         raise SpecError(f"{path}: no such file")
@@ -47,7 +48,8 @@ def load_csv(path: str) -> tuple:
     missing = [c for c in ("point", "model", *RESULT_COLUMNS) if c not in cols]
     if missing:
         raise SpecError(f"{path}: not a sweep's results.csv (no column {missing[0]!r})")
-    params = [c for c in cols if c not in _NOT_PARAMS and c not in RESULT_COLUMNS]
+    params = [c for c in cols if c not in _NOT_PARAMS and c not in RESULT_COLUMNS
+              and c not in LLM_METRICS]
     return rows, params
 
 

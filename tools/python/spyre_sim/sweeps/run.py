@@ -329,7 +329,9 @@ def run(spec_path, out=None, jobs=None, sets=(), fresh=False, ray=None, progress
     if plots and spec.plots:
         from . import plot
 
-        res.plots = plot.draw_all(spec.plots, ordered, spec.axes, os.path.join(out, "plots"))
+        llm = any(m.kind == "llm" for m in spec.models)  # its serving parameters split lines too
+        params = [*spec.axes, *(spec_mod.LLM_COLUMNS if llm else ())]
+        res.plots = plot.draw_all(spec.plots, ordered, params, os.path.join(out, "plots"))
     res.wall_s = time.perf_counter() - t_start
     provenance.write(out, provenance.record(
         arch=spec.arch, sets=spec.sets, effective_config="configs/", spec=spec.path,
