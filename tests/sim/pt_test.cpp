@@ -231,49 +231,64 @@ TEST(PtFunctional, PanelledMatmulIsBitExactWithTheSequentialSum) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<double> u(-4.0, 4.0);
   int checked = 0;
-  for (int64_t m : {1, 2, 3, 4, 5, 8, 11})
-    for (int64_t n : {1, 16, 37})
-      for (int64_t flags : {0, 1, 2, 3}) {
-        const int64_t k = 29;
-        const bool trans_b = flags & 2;
-        std::vector<uint8_t> lx(1 << 16, 0);
-        const int64_t A = 0, B = 4096, C = 16384;
-        std::vector<float> a(m * k), bt(n * k), c0(m * n, 0.0f);
-        for (int64_t e = 0; e < m * k; ++e) {
-          isa::store_element(lx.data() + A + e * 2, isa::DType::F16, u(rng));
-          a[e] = static_cast<float>(isa::load_element(lx.data() + A + e * 2, isa::DType::F16));
-        }
-        for (int64_t j = 0; j < n; ++j)  // bt[j, kk] = B(kk, j), stored [n,k] or [k,n]
-          for (int64_t kk = 0; kk < k; ++kk) {
-            const int64_t e = trans_b ? j * k + kk : kk * n + j;
-            isa::store_element(lx.data() + B + e * 2, isa::DType::F16, u(rng));
-            bt[j * k + kk] =
-                static_cast<float>(isa::load_element(lx.data() + B + e * 2, isa::DType::F16));
+  // pad: leading dimensions past the widths (lda = k + 3, ldb + 5, ldc = n + 2), C's padding
+  // holding a NaN that must stay
+  for (int64_t pad : {0, 1})
+    for (int64_t k : {0, 1, 29})
+      for (int64_t m : {1, 2, 3, 4, 5, 8, 11})
+        for (int64_t n : {1, 16, 37})
+          for (int64_t flags : {0, 1, 2, 3}) {
+            const bool trans_b = flags & 2;
+            const int64_t lda = k + 3 * pad, ldb = (trans_b ? k : n) + 5 * pad, ldc = n + 2 * pad;
+            std::vector<uint8_t> lx(1 << 16, 0);
+            const int64_t A = 0, B = 4096, C = 16384;
+            std::vector<float> a(m * k), bt(n * k), c0(m * n, 0.0f);
+            for (int64_t i = 0; i < m; ++i)
+              for (int64_t kk = 0; kk < k; ++kk) {
+                const int64_t e = i * lda + kk;
+                isa::store_element(lx.data() + A + e * 2, isa::DType::F16, u(rng));
+                a[i * k + kk] =
+                    static_cast<float>(isa::load_element(lx.data() + A + e * 2, isa::DType::F16));
+              }
+            for (int64_t j = 0; j < n; ++j)  // bt[j, kk] = B(kk, j), stored [n,k] or [k,n]
+              for (int64_t kk = 0; kk < k; ++kk) {
+                const int64_t e = trans_b ? j * ldb + kk : kk * ldb + j;
+                isa::store_element(lx.data() + B + e * 2, isa::DType::F16, u(rng));
+                bt[j * k + kk] =
+                    static_cast<float>(isa::load_element(lx.data() + B + e * 2, isa::DType::F16));
+              }
+            for (int64_t i = 0; i < m; ++i)
+              for (int64_t j = 0; j < ldc; ++j) {  // C: the sum's start, a value to overwrite
+                const float v = j < n ? static_cast<float>(u(rng)) : std::nanf("");
+                if (j < n && (flags & 1)) c0[i * n + j] = v;
+                isa::store_element(lx.data() + C + (i * ldc + j) * 4, isa::DType::F32, v);
+              }
+            auto in = pt_mm(A, B, C, m, n, k, lda, ldb, ldc, flags, isa::DType::F16);
+            pt_execute(lx.data(), in);
+            for (int64_t i = 0; i < m; ++i)
+              for (int64_t j = n; j < ldc; ++j) {
+                float pad_value;
+                std::memcpy(&pad_value, lx.data() + C + (i * ldc + j) * 4, 4);
+                ASSERT_TRUE(std::isnan(pad_value)) << "C(" << i << "," << j << ") past n=" << n;
+              }
+            for (int64_t i = 0; i < m; ++i)
+              for (int64_t j = 0; j < n; ++j) {
+                volatile float acc = c0[i * n + j];
+                for (int64_t kk = 0; kk < k; ++kk) {
+                  volatile float prod = a[i * k + kk] * bt[j * k + kk];
+                  acc = acc + prod;
+                }
+                const float want = acc;
+                uint32_t got_bits, want_bits;  // bit for bit: the sign of a zero too
+                std::memcpy(&got_bits, lx.data() + C + (i * ldc + j) * 4, 4);
+                std::memcpy(&want_bits, &want, 4);
+                ASSERT_EQ(got_bits, want_bits)
+                    << "C(" << i << "," << j << ") m=" << m << " n=" << n << " k=" << k
+                    << " flags=" << flags << " pad=" << pad;
+                ++checked;
+              }
           }
-        for (int64_t e = 0; e < m * n; ++e) {  // C: the sum's start, or a value to overwrite
-          const float v = static_cast<float>(u(rng));
-          if (flags & 1) c0[e] = v;
-          isa::store_element(lx.data() + C + e * 4, isa::DType::F32, v);
-        }
-        auto in = pt_mm(A, B, C, m, n, k, k, trans_b ? k : n, n, flags, isa::DType::F16);
-        pt_execute(lx.data(), in);
-        for (int64_t i = 0; i < m; ++i)
-          for (int64_t j = 0; j < n; ++j) {
-            volatile float acc = c0[i * n + j];
-            for (int64_t kk = 0; kk < k; ++kk) {
-              volatile float prod = a[i * k + kk] * bt[j * k + kk];
-              acc = acc + prod;
-            }
-            const float want = acc;
-            uint32_t got_bits, want_bits;  // bit for bit: the sign of a zero too
-            std::memcpy(&got_bits, lx.data() + C + (i * n + j) * 4, 4);
-            std::memcpy(&want_bits, &want, 4);
-            ASSERT_EQ(got_bits, want_bits)
-                << "C(" << i << "," << j << ") m=" << m << " n=" << n << " flags=" << flags;
-            ++checked;
-          }
-      }
-  EXPECT_EQ(checked, 4 * (1 + 2 + 3 + 4 + 5 + 8 + 11) * (1 + 16 + 37));
+  EXPECT_EQ(checked, 2 * 3 * 4 * (1 + 2 + 3 + 4 + 5 + 8 + 11) * (1 + 16 + 37));
 }
 
 // fp8 (e4m3): every product is exact in fp32 and C(i,j) is the fp32 sum over kk ascending, as

@@ -553,7 +553,11 @@ def _extrapolated(model, layers, kw: dict) -> LlmResult:
     if kw["trace"] is not None:
         raise LlmError("extrapolate: a generation that is not simulated whole has no trace "
                        "(simulate it without extrapolate for one)")
-    config = model.config if isinstance(model, torch.nn.Module) else load_config(model)
+    if isinstance(model, torch.nn.Module):
+        raise LlmError("extrapolate: takes a model name, config file or config object (its cut "
+                       "models are built from the config, in fp16); a module of its own class, "
+                       "dtype and weights is simulated whole")
+    config = load_config(model)
     a, b, n = check_layers(config, layers)
     sampled = [simulate(cut_layers(config, k), **kw) for k in (a, b)]
     ra, rb = sampled
@@ -567,6 +571,11 @@ def _extrapolated(model, layers, kw: dict) -> LlmResult:
         for f in _PER_LAYER:
             v = lin(sa[f], sb[f])
             st[f] = round(v) if isinstance(sb[f], int) else round(v, 3)
+        if st["device_time_us"] <= 0:
+            raise LlmError(f"extrapolate: the line through {a} and {b} layers gives step "
+                           f"{sb['step']} a device time of {st['device_time_us']} us: its layers "
+                           "do not add time alike; simulate it whole")
+        st["between_kernels_us"] = max(0.0, st["between_kernels_us"])
         st["by_class_us"] = {c: round(max(0.0, lin(sa["by_class_us"][c], sb["by_class_us"][c])),
                                       3) for c in CLASSES}
         st["achieved_gbps"] = st["dram_bytes"] / (st["device_time_us"] * 1e3)
@@ -703,14 +712,21 @@ def main(argv=None) -> int:
         try:
             layers = tuple(int(x) for x in args.extrapolate_layers.split(","))
         except ValueError:
-            layers = args.extrapolate_layers
+            layers = ()
+        if len(layers) != 2:
+            print(f"spyre-sim llm: --extrapolate-layers: expected A,B (two layer counts), got "
+                  f"{args.extrapolate_layers!r}", file=sys.stderr)
+            return 2
     try:
         res = simulate(args.model, batch=args.batch, prompt=args.prompt, new=args.new,
                        context=args.context, timing_only=args.timing_only, arch=args.arch,
                        set=args.set, trace=args.trace, reuse=not args.no_reuse,
                        extrapolate=layers)
     except LlmError as e:
-        print(f"spyre-sim llm: {e}", file=sys.stderr)
+        msg = str(e)
+        if msg.startswith("extrapolate:"):  # the option as this command spells it
+            msg = "--extrapolate-layers:" + msg[len("extrapolate:"):]
+        print(f"spyre-sim llm: {msg}", file=sys.stderr)
         return 2
     sys.stdout.write(res.text())
     if args.json:

@@ -165,6 +165,10 @@ def _extrapolated(model: spec_mod.Model, result: dict) -> dict:
         for k in _PER_LAYER:
             v = llm.extrapolate_linear(ga[k], gb[k], a, b, n)
             g[k] = v if isinstance(gb[k], float) else round(v)
+        if g["device_time_us"] <= 0:
+            return {"ok": False, "error": f"extrapolate_layers: the line through {a} and {b} "
+                    f"layers gives a graph a device time of {g['device_time_us']} us: its "
+                    "layers do not add time alike; simulate it whole"}
         g["achieved_gbps"] = g["dram_bytes"] / (g["device_time_us"] * 1e3)
         graphs.append(g)
     out = dict(result, graphs=graphs, utilisation={u: None for u in batch.UNITS})
@@ -197,11 +201,11 @@ def make_row(spec, point, model, result: dict, capture_s: float) -> dict:
     row["capture_s"] = capture_s if model.kind != "ir" else 0.0
     if model.kind == "llm":  # the serving parameters, failed or not
         row.update({k: model.llm[k] for k in spec_mod.LLM_COLUMNS})
+    if result.get("ok") and model.kind == "llm" and model.llm["extrapolate_layers"]:
+        result = _extrapolated(model, result)
     if not result.get("ok"):
         row.update(status="failed", error=result.get("error", "failed"))
         return row
-    if model.kind == "llm" and model.llm["extrapolate_layers"]:
-        result = _extrapolated(model, result)
     row.update(status="ok", error=None, config_hash=result["config_hash"],
                config_file=f"configs/{result['config_hash']}.yaml", cycles=result["cycles"],
                device_time_us=result["device_time_us"], dram_read_bytes=result["dram_read_bytes"],

@@ -180,12 +180,14 @@ def _llm_models(spec: Spec, m, where: str, torch_version: str) -> list:
     if m.get("extrapolate_layers") is not None:
         try:
             config = llm_mod.load_config(path)
-            a, b, n_layers = llm_mod.check_layers(config, m["extrapolate_layers"],
-                                                  "extrapolate_layers")
+        except llm_mod.LlmError as e:
+            raise spec.error(m, "llm", where + ".llm", str(e)) from None
+        try:
+            la, lb, n_layers = llm_mod.check_layers(config, m["extrapolate_layers"], "")
         except llm_mod.LlmError as e:
             raise spec.error(m, "extrapolate_layers", where + ".extrapolate_layers",
-                             str(e).split(": ", 1)[1]) from None
-        layers = f"{a},{b}"
+                             str(e).removeprefix(": ")) from None
+        layers = f"{la},{lb}"
     default = os.path.basename(ref)[:-5] if ref.endswith(".json") else ref
     base = str(m.get("name", default))
     out = []
@@ -199,8 +201,8 @@ def _llm_models(spec: Spec, m, where: str, torch_version: str) -> list:
             params["layers"] = n_layers
         name = f"{base}/b{b}/c{c}" + (f"/p{p}" if p is not None else "") \
             + (f"/x{layers.replace(',', '-')}" if layers else "")
-        fp = _sha256(path) + f"+torch{torch_version}+" + json.dumps(
-            {k: v for k, v in params.items() if k != "model"}, sort_keys=True)
+        fp = _sha256(path) + f"+torch{torch_version}+" + json.dumps(  # the name is no input
+            {k: v for k, v in params.items() if k not in ("model", "llm")}, sort_keys=True)
         out.append(Model(name=name, path=path, kind="llm", fingerprint=fp, llm=params))
     return out
 
