@@ -41,8 +41,8 @@ std::vector<ColumnReduction> copy_transposed_matmul_a(ir::Graph& g) {
     const size_t ia = n.kernel == "extern_kernels.addmm" ? 1 : 0;
     if (ia < n.inputs.size() && !n.inputs[ia].buffer.empty() && a_needs_copy(n.inputs[ia])) {
       ir::TensorView& t = n.inputs[ia];
-      const ColumnReduction rec{n.name, names.node(n.name + "_a_copy"),
-                                names.buffer(n.name + "_a_rows")};
+      const ColumnReduction rec{
+          n.name, names.node(n.name + "_a_copy"), names.buffer(n.name + "_a_rows"), {}, {}};
       const auto stride = graph_edit::add_intermediate(g, rec.buffer, t.dtype, t.size);
       out.push_back(graph_edit::copy_node(n, rec.copy_node, t, {}, rec.buffer, stride));
       t.buffer = rec.buffer, t.stride = stride, t.offset = 0;

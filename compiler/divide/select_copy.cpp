@@ -80,8 +80,8 @@ std::vector<ColumnReduction> copy_select_operands(ir::Graph& g) {
       return p;
     };
 
-    const ColumnReduction rec{n.name, names.node(n.name + "_in_copy"),
-                              names.buffer(n.name + "_in_rows")};
+    const ColumnReduction rec{
+        n.name, names.node(n.name + "_in_copy"), names.buffer(n.name + "_in_rows"), {}, {}};
     const auto stride = graph_edit::add_intermediate(g, rec.buffer, in.dtype, permuted(in.size));
     out.push_back(graph_edit::copy_node(n, rec.copy_node, in, perm, rec.buffer, stride));
     done.push_back(rec);
@@ -94,8 +94,8 @@ std::vector<ColumnReduction> copy_select_operands(ir::Graph& g) {
     for (ir::Node* m : kept) {  // written in the permuted order, then copied back
       const std::string orig = m->outputs.at(0);
       const ir::TensorView layout = m->layout;
-      const ColumnReduction back{n.name, names.node(orig + "_copy_back"),
-                                 names.buffer(orig + "_rows")};
+      const ColumnReduction back{
+          n.name, names.node(orig + "_copy_back"), names.buffer(orig + "_rows"), {}, {}};
       ir::TensorView t = layout;
       t.buffer = back.buffer, t.size = permuted(layout.size);
       t.stride = graph_edit::add_intermediate(g, back.buffer, layout.dtype, t.size);

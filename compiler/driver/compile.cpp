@@ -338,11 +338,13 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& chip,
   drop_empty_nodes(loaded, opts.host_fallback);
   std::vector<ColumnReduction> operand_copies = copy_transposed_matmul_a(loaded);
   for (auto& c : copy_select_operands(loaded)) operand_copies.push_back(c);
-  const std::vector<ColumnReduction> columns = transpose_column_reductions(loaded);
+  const std::vector<ColumnReduction> columns = rewrite_column_reductions(loaded, cfg);
   const std::vector<SplitReduction> splits =
       split_reductions(loaded, cfg, SplitReductionOptions{opts.split_reduction});
   const std::vector<OpSplit> op_steps =
       ibm ? split_ops_through_dram(loaded) : std::vector<OpSplit>{};
+  const std::vector<std::string> retyped =
+      ibm ? store_at_device_dtype(loaded) : std::vector<std::string>{};
   const ir::Graph& g = loaded;
   const DramPlan dram = plan_dram(g, cfg);
 
@@ -496,6 +498,7 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& chip,
   for (const auto& c : operand_copies) rep["operand_copies"].push_back(c.to_json());
   rep["op_steps"] = nlohmann::json::array();  // compiler.schedule=ibm: nodes split per op
   for (const auto& os : op_steps) rep["op_steps"].push_back(os.to_json());
+  rep["device_dtype_intermediates"] = retyped;  // compiler.schedule=ibm: fp32 stored 16-bit
   rep["dram_plan"] = dram.to_json(scratch);
   rep["lx_plan"] = build_lx_plan(kernels, kernel_pcs, cfg, opts.debug.lx_plan_error, lxp, first);
   rep["lx_residency"] = lxp.to_json(first);

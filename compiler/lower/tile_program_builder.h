@@ -133,6 +133,7 @@ class Builder {
   // (outermost first): a transpose is blocked (IterSpace::blocked), else the innermost of `pw`
   // is the rows.
   void pick_rows(std::vector<Dim> pw, const Dim& col);
+  int64_t row_length(int64_t size, int64_t rows) const;
 
   // --- Translation of the body into tile ops (tile_program.cpp).
 

@@ -400,14 +400,7 @@ void Builder::build_space() {
   }
   if (pw.size() == 1) {  // split one variable into rows x cols
     const Dim d = pw[0];
-    const int64_t workers = cfg_.cores * cfg_.corelets;
-    const int64_t cap = std::max<int64_t>(64, std::min<int64_t>(2048, d.size / workers));
-    int64_t cols = 1;
-    for (int64_t c = std::min(cap, d.size); c >= 1; --c)
-      if (d.size % c == 0) {
-        cols = c;
-        break;
-      }
+    int64_t cols = row_length(d.size, 1);
     if (cols < 16 && d.size <= 65536) cols = d.size;  // a prime-ish size: one long row
     s.col = Dim{cols, d.coeff};
     s.row = Dim{d.size / cols, {}};
@@ -417,6 +410,31 @@ void Builder::build_space() {
   const Dim col = pw.back();
   pw.pop_back();
   pick_rows(pw, col);
+  if (s.blocked) return;
+  // Fewer rows than workers, and long ones (torch.cat([x, x]) of a [512, 512] x: 2 rows of
+  // 262144): the cols are cut into rows as a single variable is, and the rows become an outer
+  // loop, so that every worker gets rows.
+  int64_t rows = s.row.size;
+  for (const auto& d : s.outer) rows *= d.size;
+  const int64_t workers = cfg_.cores * cfg_.corelets;
+  if (rows >= workers) return;
+  const int64_t cols = row_length(s.col.size, rows);
+  if (cols < 64 || cols == s.col.size) return;
+  Dim hi{s.col.size / cols, {}};
+  for (auto c : s.col.coeff) hi.coeff.push_back(c * cols);
+  s.outer.push_back(s.row);
+  s.row = hi;
+  s.col.size = cols;
+}
+
+int64_t Builder::row_length(int64_t size, int64_t rows) const {
+  // The longest divisor of `size` up to the share of one worker when `rows` rows of `size`
+  // become rows of it (at least 64, at most 2048 elements).
+  const int64_t workers = cfg_.cores * cfg_.corelets;
+  const int64_t cap = std::max<int64_t>(64, std::min<int64_t>(2048, size * rows / workers));
+  for (int64_t c = std::min(cap, size); c >= 1; --c)
+    if (size % c == 0) return c;
+  return 1;
 }
 
 void Builder::pick_rows(std::vector<Dim> pw, const Dim& col) {

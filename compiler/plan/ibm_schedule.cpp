@@ -2,6 +2,7 @@
 // memory.
 #include "spyre/compiler/ibm_schedule.h"
 
+#include <functional>
 #include <map>
 #include <set>
 
@@ -28,7 +29,7 @@ std::vector<OpSplit> split_ops_through_dram(ir::Graph& g) {
   graph_edit::Names names(g);
   std::vector<ir::Node> out;
   for (auto& n : g.nodes) {
-    if (n.kind != "pointwise" || !graph_edit::indices_affine(n.body)) {
+    if (n.kind != "pointwise" || n.one_op || !graph_edit::indices_affine(n.body)) {
       out.push_back(std::move(n));
       continue;
     }
@@ -144,6 +145,48 @@ std::vector<OpSplit> split_ops_through_dram(ir::Graph& g) {
   }
   g.nodes = std::move(out);
   return done;
+}
+
+std::vector<std::string> store_at_device_dtype(ir::Graph& g) {
+  // The graph's one 16-bit floating-point type, from what the user's tensors are.
+  std::set<isa::DType> user;
+  for (const auto& b : g.buffers) {
+    const bool floating =
+        b.dtype == isa::DType::F16 || b.dtype == isa::DType::BF16 || b.dtype == isa::DType::F32;
+    if (floating && !b.tuple && b.kind != "intermediate" && b.kind != "view") user.insert(b.dtype);
+  }
+  if (user.size() != 1 || *user.begin() == isa::DType::F32) return {};
+  const isa::DType device = *user.begin();
+  std::set<std::string> keep;  // fp32 intermediates an extern or a view touches, or a sub-block
+  for (const auto& b : g.buffers)
+    if (!b.view_of.empty()) keep.insert(b.view_of);
+  std::function<void(const std::vector<ir::Op>&, bool)> walk = [&](const auto& body, bool sub) {
+    for (const auto& op : body) {
+      if (sub && !op.buffer.empty()) keep.insert(op.buffer);
+      walk(op.body, true);
+    }
+  };
+  for (const auto& n : g.nodes) {
+    if (n.kind == "pointwise" || n.kind == "reduction") {
+      walk(n.body, false);
+      continue;
+    }
+    for (const auto& v : n.inputs) keep.insert(v.buffer);
+    keep.insert(n.outputs.begin(), n.outputs.end());
+  }
+  std::set<std::string> retyped;
+  std::vector<std::string> names;
+  for (auto& b : g.buffers) {
+    if (b.kind != "intermediate" || b.dtype != isa::DType::F32 || keep.count(b.name)) continue;
+    b.dtype = device;
+    retyped.insert(b.name);
+    names.push_back(b.name);
+  }
+  // Loads read the stored type and the ops convert (tile_program.cpp); stores convert to it.
+  for (auto& n : g.nodes)
+    for (auto& op : n.body)
+      if (op.op == "load" && retyped.count(op.buffer)) op.dtype = device;
+  return names;
 }
 
 }  // namespace spyre::compiler

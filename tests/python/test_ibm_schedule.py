@@ -66,6 +66,30 @@ def test_softmax_under_ibm_schedule_matches_eager():
     assert set(split["buffers"]) <= resident
 
 
+def test_a_16_bit_graphs_intermediates_are_stored_16_bit():
+    # Inductor computes an fp16 softmax in fp32; IBM's back end keeps the tensors between its
+    # steps fp16 (its DRAM byte count of a softmax R x C is 16 R C: five steps over 2-byte
+    # elements, spyre_kernels.csv), where fp32 intermediates would move 26 R C.
+    torch.manual_seed(0)
+    R, C = 256, 512
+    x = torch.randn(R, C, dtype=H)
+    r = spyre_sim.run(lambda t: torch.softmax(t, -1), (x,),
+                      set=["compiler.schedule=ibm", "compiler.lx_planning=off"])
+    assert r.outputs_match is True, str(r)
+    (rep,) = r.reports
+    assert set(rep["device_dtype_intermediates"]) == {"buf0", "buf1", "buf2", "op1_step0"}
+    # the row max and the row sum, each written once and read once: 4 R fp16 values
+    assert _dram(r) == 16 * R * C + 4 * R * 2
+    own = spyre_sim.run(lambda t: torch.softmax(t, -1), (x,))
+    assert own.reports[0]["device_dtype_intermediates"] == []
+
+
+def test_an_fp32_graph_keeps_its_fp32_intermediates():
+    x = torch.randn(64, 128)
+    r = spyre_sim.run(lambda t: torch.softmax(t, -1), (x,), set=["compiler.schedule=ibm"])
+    assert r.outputs_match is True and r.reports[0]["device_dtype_intermediates"] == []
+
+
 def test_an_unknown_schedule_is_an_error_naming_the_option(cli):
     from conftest import ROOT
 

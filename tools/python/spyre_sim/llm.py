@@ -339,7 +339,7 @@ def _extrapolated(model, layers, kw: dict) -> LlmResult:
         st = dict(sb)
         for f in _PER_LAYER:
             v = lin(sa[f], sb[f])
-            st[f] = round(v) if isinstance(sb[f], int) else round(v, 3)
+            st[f] = round(v) if isinstance(sb[f], int) else v  # as a sweep row has it
         if st["device_time_us"] <= 0:
             raise LlmError(f"extrapolate: the line through {a} and {b} layers gives step "
                            f"{sb['step']} a device time of {st['device_time_us']} us: its layers "

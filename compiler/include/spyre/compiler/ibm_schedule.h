@@ -12,7 +12,8 @@
 // one node per op that feeds another: its value is stored to a new intermediate buffer (the
 // node's iteration space, row-major, the op's dtype) and the consumers load it. Loads,
 // constants, index expressions and dtype conversions ride with the op that uses them (the SFP
-// converts on the way). Reductions and nodes with masked or indirect accesses stay whole.
+// converts on the way). Reductions (column_reduction.h's row adds included: Node::one_op)
+// and nodes with masked or indirect accesses stay whole.
 #include <string>
 #include <vector>
 
@@ -31,5 +32,18 @@ struct OpSplit {
 
 // Rewrites `g` in place; returns what it split, in node order.
 std::vector<OpSplit> split_ops_through_dram(ir::Graph& g);
+
+// Device storage of intermediates. Inductor computes a 16-bit graph's reductions and
+// transcendentals in fp32 and, when its kernels stay unfused, stores the fp32 values between
+// them (softmax: the row max, exp(x - max) and the row sum). torch-spyre keeps a 16-bit
+// graph's tensors at their 16-bit type on the device, the upcast living only inside the SFP:
+// the cost model's DRAM byte count of a softmax R x C (spyre_kernels.csv `io_hbm_bytes`) is
+// exactly 16 R C, the five steps (max; sub; exp; sum; div) reading and writing 2-byte
+// elements, where fp32 intermediates would move 26 R C. store_at_device_dtype retypes every
+// fp32 intermediate of a graph whose floating-point inputs and outputs are all of one 16-bit
+// type to that type: its stores convert on the way out (to_dtype) and its loads convert back
+// (the SFP converts on the way). Buffers that an extern or fallback node reads or writes, or
+// that a view aliases, keep their type. Returns the retyped buffers, in buffer order.
+std::vector<std::string> store_at_device_dtype(ir::Graph& g);
 
 }  // namespace spyre::compiler

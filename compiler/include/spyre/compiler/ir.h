@@ -88,6 +88,10 @@ struct Node {
   // lowered over their own 2-D space [vars0, vars1] rather than a merged one, so that the
   // steps of one split node divide their rows alike (and their results can stay in LX).
   bool keep_space = false;
+  // Not in the IR: set on pointwise nodes that a pass wrote for one op of the graph
+  // (column_reduction.h's row adds: a reduction as element-wise combines); the IBM schedule
+  // keeps such a node one step.
+  bool one_op = false;
 };
 
 struct Graph {
