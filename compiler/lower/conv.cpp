@@ -46,8 +46,8 @@ std::array<int64_t, 2> pair_kwarg(const ir::Node& n, const char* key, int64_t de
   return {-1, -1};
 }
 
-struct Tile4 {  // one output tile
-  int64_t g, n, oh0, oh1, ow0, ow1, oc0, oc1;
+struct Tile4 {  // one output tile: images [n, n + nb) (whole images when nb > 1)
+  int64_t g, n, nb, oh0, oh1, ow0, ow1, oc0, oc1;
 };
 
 }  // namespace
@@ -127,14 +127,18 @@ void lower_conv(Kernel& k) {
   // kernel's reach) is loaded once per input-channel chunk and every tap multiplies a shifted
   // view of it (one pt.mm per output row, lda = stride x tk), instead of one strided load per
   // tap: KH x KW fewer input bytes for the price of the halo and smaller matmuls.
+  // tb > 1: a tile of tb whole images (t_oh = OH, tw = OW, no halo), their pixels the GEMM
+  // rows one after the other, so that a small feature map (7 x 7 at batch 64) still fills the
+  // PT rows and each weight block serves tb images instead of one.
   struct Tiling {
     int64_t t_oh, tw, tn, tk;
     bool halo = false;
+    int64_t tb = 1;
   };
   auto halo_h = [&](int64_t th) { return (th - 1) * stride[0] + (KH - 1) * dil[0] + 1; };
   auto halo_w = [&](int64_t twa) { return (twa - 1) * stride[1] + (KW - 1) * dil[1] + 1; };
   auto lx_bytes = [&](const Tiling& t) {
-    const int64_t tm = t.t_oh * t.tw, tn_ = t.tn, tk_ = t.tk;
+    const int64_t tm = t.tb * t.t_oh * t.tw, tn_ = t.tn, tk_ = t.tk;
     const int64_t a_rows = t.halo ? halo_h(t.t_oh) * halo_w(t.tw) : tm;
     int64_t ws = 2 * round_up(a_rows * tk_ * es, 128) + 2 * round_up(tn_ * tk_ * es, 128) +
                  2 * round_up(tm * tn_ * 4, 128);
@@ -146,7 +150,9 @@ void lower_conv(Kernel& k) {
   // Shrinks a tiling until it fits LX; false when even the smallest does not.
   auto fit = [&](Tiling& t) {
     while (lx_bytes(t) > k.lx_budget()) {
-      if (t.t_oh > 1)
+      if (t.tb > 1)
+        t.tb = ceil_div(t.tb, 2);
+      else if (t.t_oh > 1)
         t.t_oh = ceil_div(t.t_oh, 2);
       else if (t.tk > 64)
         t.tk = ceil_div(t.tk, 2);
@@ -160,7 +166,8 @@ void lower_conv(Kernel& k) {
     return true;
   };
   auto count_tiles = [&](const Tiling& t) {
-    return groups * N * ceil_div(OH, t.t_oh) * ceil_div(OW, t.tw) * ceil_div(OCg, t.tn);
+    return groups * ceil_div(N, t.tb) * ceil_div(OH, t.t_oh) * ceil_div(OW, t.tw) *
+           ceil_div(OCg, t.tn);
   };
   // The first guess: 256-pixel tiles of up to 128 channels, shrunk until every core has a tile
   // (smaller pixel tiles first, then fewer channels).
@@ -179,18 +186,18 @@ void lower_conv(Kernel& k) {
 
   // --- one lowering of the whole convolution with tiling t into kk's streams and report
   auto emit = [&](Kernel& kk, const Tiling& tt) {
-    const int64_t t_oh = tt.t_oh, tw = tt.tw, tn = tt.tn, tk = tt.tk;
+    const int64_t t_oh = tt.t_oh, tw = tt.tw, tn = tt.tn, tk = tt.tk, tb = tt.tb;
     const bool halo = tt.halo;
-    const int64_t tm = t_oh * tw;
+    const int64_t tm = tb * t_oh * tw;
 
     std::vector<Tile4> tiles;
     for (int64_t g = 0; g < groups; ++g)
-      for (int64_t b = 0; b < N; ++b)
+      for (int64_t b = 0; b < N; b += tb)
         for (int64_t oh0 = 0; oh0 < OH; oh0 += t_oh)
           for (int64_t ow0 = 0; ow0 < OW; ow0 += tw)
             for (int64_t oc0 = 0; oc0 < OCg; oc0 += tn)
-              tiles.push_back({g, b, oh0, std::min(OH, oh0 + t_oh), ow0, std::min(OW, ow0 + tw),
-                               oc0, std::min(OCg, oc0 + tn)});
+              tiles.push_back({g, b, std::min(tb, N - b), oh0, std::min(OH, oh0 + t_oh), ow0,
+                               std::min(OW, ow0 + tw), oc0, std::min(OCg, oc0 + tn)});
     const auto T = static_cast<int64_t>(tiles.size());
     const int64_t cores_used = std::min<int64_t>(cfg.cores, T);
 
@@ -270,7 +277,7 @@ void lower_conv(Kernel& k) {
       auto emit_loads = [&](size_t i) {
         const Step& s = steps[i];
         const Tile4& tl = tiles[static_cast<size_t>(s.t)];
-        const int64_t th = tl.oh1 - tl.oh0, twa = tl.ow1 - tl.ow0, mt = th * twa;
+        const int64_t th = tl.oh1 - tl.oh0, twa = tl.ow1 - tl.ow0, mt = tl.nb * th * twa;
         const int64_t nt = tl.oc1 - tl.oc0, kt = s.c1 - s.c0;
         const int64_t as = A_slot[s.a], bs = B_slot[i % 2];
         if (halo && s.load_a) {
@@ -307,12 +314,15 @@ void lower_conv(Kernel& k) {
           const int64_t ih = h_lo * stride[0] - pad[0] + s.kh * dil[0];
           const int64_t iw = w_lo * stride[1] - pad[1] + s.kw * dil[1];
           const int64_t ic = tl.g * ICg + s.c0;
-          const uint64_t dram =
-              kk.dram_addr(X.buffer, X.offset + tl.n * xN + ic + ih * xH + iw * xW);
-          const int64_t lx = as + ((h_lo - tl.oh0) * twa + (w_lo - tl.ow0)) * tk * es;
           DmaShape sh{kt * es,     w_hi - w_lo,         stride[1] * xW * es, tk * es,
                       h_hi - h_lo, stride[0] * xH * es, twa * tk * es};
-          em.load(dram, lx, sh);
+          for (int64_t img = 0; img < tl.nb; ++img) {  // each image's pixels after the last's
+            const uint64_t dram =
+                kk.dram_addr(X.buffer, X.offset + (tl.n + img) * xN + ic + ih * xH + iw * xW);
+            const int64_t lx =
+                as + (img * th * twa + (h_lo - tl.oh0) * twa + (w_lo - tl.ow0)) * tk * es;
+            em.load(dram, lx, sh);
+          }
         }
         const int64_t oc = tl.g * OCg + tl.oc0;
         const uint64_t wdram =
@@ -342,7 +352,7 @@ void lower_conv(Kernel& k) {
       auto emit_compute = [&](size_t i) {
         const Step& s = steps[i];
         const Tile4& tl = tiles[static_cast<size_t>(s.t)];
-        const int64_t th = tl.oh1 - tl.oh0, twa = tl.ow1 - tl.ow0, mt = th * twa;
+        const int64_t th = tl.oh1 - tl.oh0, twa = tl.ow1 - tl.ow0, mt = tl.nb * th * twa;
         const int64_t nt = tl.oc1 - tl.oc0, kt = s.c1 - s.c0;
         const int64_t as = A_slot[s.a], bs = B_slot[i % 2], cslot = C_slot[s.t % 2];
         if (halo) {  // one pt.mm per output row: its pixels are stride[1] halo columns apart
@@ -366,7 +376,7 @@ void lower_conv(Kernel& k) {
       };
       auto emit_epilogue = [&](const Step& s) {
         const Tile4& tl = tiles[static_cast<size_t>(s.t)];
-        const int64_t th = tl.oh1 - tl.oh0, twa = tl.ow1 - tl.ow0, mt = th * twa;
+        const int64_t th = tl.oh1 - tl.oh0, twa = tl.ow1 - tl.ow0, mt = tl.nb * th * twa;
         const int64_t nt = tl.oc1 - tl.oc0;
         const int64_t cp = s.t % 2;
         auto halves = split_rows(mt);
@@ -398,17 +408,20 @@ void lower_conv(Kernel& k) {
         }
         if (!kk.store_output) return;
         const int64_t oc = tl.g * OCg + tl.oc0;
-        const uint64_t dram =
-            kk.dram_addr(n.outputs[0], O.offset + tl.n * oN + oc * oC + tl.oh0 * oH + tl.ow0 * oW);
-        if (planar) {  // per channel: th output rows of twa pixels
-          em.store(O_slot[cp], dram,
-                   DmaShape{twa * esO, th, oH * esO, twa * esO, nt, oC * esO, mt * esO});
-          return;
+        for (int64_t img = 0; img < tl.nb; ++img) {  // each image's pixels after the last's
+          const uint64_t dram = kk.dram_addr(
+              n.outputs[0], O.offset + (tl.n + img) * oN + oc * oC + tl.oh0 * oH + tl.ow0 * oW);
+          const int64_t px = img * th * twa;  // the image's first row of the tile
+          if (planar) {                       // per channel: th output rows of twa pixels
+            em.store(O_slot[cp] + px * esO, dram,
+                     DmaShape{twa * esO, th, oH * esO, twa * esO, nt, oC * esO, mt * esO});
+            continue;
+          }
+          const int64_t es_src = out_f32 ? 4 : esO;
+          const int64_t src = (out_f32 ? C_slot[cp] : O_slot[cp]) + px * tn * es_src;
+          em.store(src, dram,
+                   DmaShape{nt * esO, twa, oW * esO, tn * es_src, th, oH * esO, twa * tn * es_src});
         }
-        const int64_t src = out_f32 ? C_slot[cp] : O_slot[cp];
-        const int64_t es_src = out_f32 ? 4 : esO;
-        em.store(src, dram,
-                 DmaShape{nt * esO, twa, oW * esO, tn * es_src, th, oH * esO, twa * tn * es_src});
       };
       if (steps.empty()) continue;
       if (ep) emit_epilogue_constants(em, epx);
@@ -427,8 +440,8 @@ void lower_conv(Kernel& k) {
         {"kh", KH},         {"kw", KW},       {"oh", OH},       {"ow", OW}, {"groups", groups},
         {"stride", stride}, {"padding", pad}, {"dilation", dil}};
     kk.report["gemm"] = {{"m", N * OH * OW}, {"n", OCg}, {"k", ICg * KH * KW}, {"gemms", groups}};
-    kk.report["tiles"] = {{"t_oh", t_oh}, {"tw", tw}, {"tm", tm},
-                          {"tn", tn},     {"tk", tk}, {"halo", halo}};
+    kk.report["tiles"] = {{"t_oh", t_oh}, {"tw", tw},     {"tm", tm}, {"tn", tn},
+                          {"tk", tk},     {"halo", halo}, {"tb", tb}};
     kk.report["split"] = {
         {"output_tiles", T}, {"cores_used", cores_used}, {"k_steps", steps_total}};
     kk.report["macs"] = macs;
@@ -458,6 +471,12 @@ void lower_conv(Kernel& k) {
     }
     if (th >= OH) break;
   }
+  // Tiles of whole images, when one image has fewer pixels than the grid's largest tile.
+  for (int64_t tb = 2; tb <= N && tb * OH * OW <= 1024; tb *= 2)
+    for (int64_t tn0 : {OCg, int64_t{128}, int64_t{64}}) {
+      Tiling u{OH, OW, std::min(tn0, OCg), std::min<int64_t>(ICg, 256), false, tb};
+      if (fit(u) && u.tb == tb) cands.push_back(u);
+    }
   const ConvHalo halo = k.ctx.opts.debug.conv_halo;
   if (halo != ConvHalo::Auto && KH * KW > 1) {
     const bool want = halo == ConvHalo::Halo;
@@ -466,9 +485,29 @@ void lower_conv(Kernel& k) {
       if (c.halo == want) keep.push_back(c);
     if (!keep.empty()) cands = keep;
   }
-  size_t best = 0;
+  // A floor under a tiling's prediction, for skipping what cannot win without lowering it:
+  // every K step of a tile loads its weight slice, one dma.load on the core's in-order load
+  // queue, which costs at least dma.setup_cycles (report/timeline.cpp).
+  // Without a halo each step also loads its tb images' input blocks.
+  auto floor_cycles = [&](const Tiling& t) {
+    const int64_t chunks = ceil_div(ICg, t.tk);
+    const int64_t loads = KH * KW * chunks * (t.halo ? 1 : 1 + t.tb) + (t.halo ? chunks : 0);
+    return ceil_div(count_tiles(t), cfg.cores) * loads * cfg.dma_setup_cycles;
+  };
+  // Lowered in the order of their floors (the first guess first), so that a good tiling is
+  // found early; ties go to the earlier candidate of the list, as without the floor.
+  std::vector<size_t> order(cands.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin() + 1, order.end(), [&](size_t x, size_t y) {
+    return floor_cycles(cands[x]) < floor_cycles(cands[y]);
+  });
+  size_t best = 0, skipped = 0;
   int64_t best_cycles = -1, best_bytes = 0, guess_cycles = 0;
-  for (size_t i = 0; i < cands.size(); ++i) {
+  for (const size_t i : order) {
+    if (i > 0 && floor_cycles(cands[i]) > best_cycles) {
+      ++skipped;
+      continue;
+    }
     std::vector<CoreStream> scratch(k.cores.size());
     Kernel t{k.ctx, k.g, k.node, cfg, k.dram, k.id, scratch, k.new_arena()};
     t.epilogue = k.epilogue;
@@ -482,7 +521,8 @@ void lower_conv(Kernel& k) {
     const KernelPrediction p = predict(slices, cfg, k.ctx.opts.cost);
     if (i == 0) guess_cycles = p.cycles;
     if (best_cycles < 0 || p.cycles < best_cycles ||
-        (p.cycles == best_cycles && p.dram_bytes < best_bytes)) {
+        (p.cycles == best_cycles &&
+         (p.dram_bytes < best_bytes || (p.dram_bytes == best_bytes && i < best)))) {
       best = i;
       best_cycles = p.cycles;
       best_bytes = p.dram_bytes;
@@ -490,6 +530,7 @@ void lower_conv(Kernel& k) {
   }
   emit(k, cands[best]);
   k.report["tiling_search"] = {{"candidates", cands.size()},
+                               {"skipped_by_floor", skipped},
                                {"predicted_cycles", best_cycles},
                                {"first_guess_predicted_cycles", guess_cycles}};
 

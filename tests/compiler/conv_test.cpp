@@ -107,6 +107,11 @@ TEST_P(Conv, MatchesReference) {
     if (std::string(mode) != "auto" && c.kh * c.kw > 1) {
       EXPECT_EQ(r.report["kernels"][0]["tiles"]["halo"].get<bool>(), std::string(mode) == "halo");
     }
+    // Small feature maps in a batch: tiles of whole images (the last one partial), unless
+    // the halo is forced (a halo tile holds one image).
+    if (c.name == "batch_images" && std::string(mode) != "halo") {
+      EXPECT_GT(r.report["kernels"][0]["tiles"]["tb"].get<int64_t>(), 1);
+    }
   }
 }
 
@@ -121,6 +126,8 @@ INSTANTIATE_TEST_SUITE_P(
         ConvCase{"ow_tiles", 1, 8, 3, 300, 16, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, true, true},
         // Contiguous (OIHW) weights, 5x3 kernel, asymmetric stride/padding/dilation, 4 groups.
         ConvCase{"asym_grouped", 3, 16, 11, 13, 8, 5, 3, {2, 1}, {2, 0}, {1, 2}, 4, true, false},
+        // Eleven 5 x 5 images: tiles of several whole images, the last one partial; bias.
+        ConvCase{"batch_images", 11, 24, 5, 5, 40, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, true, true},
         // 1x1, stride 2, no padding, depthwise.
         ConvCase{"depthwise_1x1", 1, 12, 9, 9, 12, 1, 1, {2, 2}, {0, 0}, {1, 1}, 12, false, true}),
     [](const ::testing::TestParamInfo<ConvCase>& i) { return i.param.name; });

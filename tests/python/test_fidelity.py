@@ -47,3 +47,18 @@ def test_tables_name_every_op_and_the_held_out_split(capsys):
 def test_a_missing_data_file_fails_loudly(capsys, tmp_path):
     assert bench.main(["--data", str(tmp_path / "none.csv"), "--no-extras"]) == 2
     assert "none.csv" in capsys.readouterr().err
+
+
+def test_every_tpuv3_workload_has_a_graph_and_runs_on_the_tpuv3_preset():
+    jobs = bench.tpuv3_jobs([])
+    assert len(jobs) == 11 and all(j is not None for *_, j in jobs), jobs
+    by = {w: (m, j) for w, m, j in jobs}
+    assert by["gemm_256x256x256"] == (3101, ("mm_256x256_n256", [], 1, "tpuv3"))
+    assert by["layernorm_512x768"][1][0] == "layernorm_512x768"
+    assert by["conv_64x7x7x512x512x3x1x1"][1][0] == "conv_64x7x7x512x512x3x1x1"
+    case = bench.fk.case("conv_64x7x7x512x512x3x1x1")
+    x, w = case.make_inputs()
+    assert tuple(x.shape) == (64, 512, 7, 7) and tuple(w.shape) == (512, 512, 3, 3)
+    assert tuple(case.fn(x, w).shape) == (64, 512, 7, 7)
+    r = bench.simulate("mm_256x256_n256", [], 1, "tpuv3")
+    assert r["cycles"] > 256 ** 3 / (2 * 128 * 128)  # no faster than the two arrays' peak

@@ -82,6 +82,9 @@ def _expr(op: str, r: int, c: int, n: int, to_mid: int) -> OpCase:
                       _seeded(lambda: (torch.randn(r, c, dtype=H),)))
     if op in ("mm", "mmwd"):
         return OpCase(torch.mm, _seeded(lambda: (_rand(r, c), _rand(c, n))))
+    if op == "layernorm":  # tpuv3_measured.csv: LayerNorm over the last dim, with its affine
+        return OpCase(lambda t, w, b: torch.nn.functional.layer_norm(t, (c,), w, b),
+                      _seeded(lambda: (torch.randn(r, c, dtype=H), _rand(c), _rand(c))))
     raise KeyError(f"unknown op '{op}' (spyre_kernels.md lists the ops)")
 
 
@@ -108,12 +111,46 @@ def graphs_per_call(row: dict) -> int:
     return SEPARATE.get(row["op"].strip(), (None, 1))[1]
 
 
+def _conv(key: str) -> OpCase | None:
+    """tpuv3_measured.csv's `conv_N x H x W x Cin x Cout x kernel x stride x pad`: a 2-D
+    convolution of an NCHW fp16 input, no bias."""
+    m = re.fullmatch(r"conv_(\d+)x(\d+)x(\d+)x(\d+)x(\d+)x(\d+)x(\d+)x(\d+)", key)
+    if not m:
+        return None
+    n, h, w, ci, co, k, st, pad = (int(v) for v in m.groups())
+    return OpCase(lambda x, wt: torch.nn.functional.conv2d(x, wt, stride=st, padding=pad),
+                  _seeded(lambda: (_rand(n, ci, h, w), _rand(co, ci, k, k) * 0.1)))
+
+
 def case(key: str) -> OpCase:
+    conv = _conv(key)
+    if conv:
+        return conv
     m = re.fullmatch(r"(?P<op>.+?)_(?P<r>\d+)x(?P<c>\d+)(?:_n(?P<n>\d+))?(?:_mid(?P<mid>\d+))?",
                      key)
     if not m:
         raise KeyError(f"not a fidelity shape key: '{key}'")
     return _expr(m["op"], int(m["r"]), int(m["c"]), int(m["n"] or 0), int(m["mid"] or 0))
+
+
+TPUV3_CSV = DEFAULT_CSV.parent / "tpuv3_measured.csv"
+
+
+def tpuv3_rows(path: pathlib.Path = TPUV3_CSV) -> list[dict]:
+    """tpuv3_measured.csv's workloads (comment lines skipped): `workload`, `tpuv3_cycles`, and
+    `key`, the graph that runs it (None for a workload without an expression here)."""
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: the measured TPUv3 cycles (../shared/calibration/) "
+                                "are missing")
+    with path.open(newline="") as f:
+        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    for row in rows:
+        w = row["workload"]
+        g = re.fullmatch(r"gemm_(\d+)x(\d+)x(\d+)", w)
+        ln = re.fullmatch(r"layernorm_(\d+)x(\d+)", w)
+        row["key"] = (f"mm_{g[1]}x{g[2]}_n{g[3]}" if g else
+                      f"layernorm_{ln[1]}x{ln[2]}" if ln else w if _conv(w) else None)
+    return rows
 
 
 def read_rows(path: pathlib.Path = DEFAULT_CSV) -> list[dict]:

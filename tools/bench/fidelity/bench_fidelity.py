@@ -20,7 +20,8 @@ error, IBM's cost-model error), then per op: MAPE, worst error, Spearman rank co
 simulated vs measured, IBM's MAPE on the same rows; the matmul K-sweep of spyre_measured.json
 (IBM's division forced with compiler.matmul_split=1,4,8,1); streaming bandwidth per core count
 (element-wise rows, the cost model's byte count over the time); the fused-vs-separate and LX
-on/off ratios. Rows are split into a tuning part and a held-out part by a hash of the row
+on/off ratios; the TPUv3 workloads of ../shared/calibration/tpuv3_measured.csv on the "tpuv3"
+preset (measured vs simulated cycles, their MAE). Rows are split into a tuning part and a held-out part by a hash of the row
 (HELD_OUT_PERCENT): the error on each is printed, and whoever fits a parameter on these rows
 fits it on the tuning part only. `--write` writes the tables to tools/bench/RESULTS.md with
 the date, the commit and the command.
@@ -85,18 +86,21 @@ def ir_files(key: str) -> list[pathlib.Path]:
     return paths
 
 
-def simulate(key: str, sets: list[str], repeat: int = 1) -> dict:
-    """Device time (us) and DRAM bytes of one call of `key`'s graphs, timing-only."""
+def simulate(key: str, sets: list[str], repeat: int = 1, arch: str = ARCH) -> dict:
+    """Device time (us), cycles and DRAM bytes of one call of `key`'s graphs on `arch`,
+    timing-only."""
     from spyre_sim._core import core
 
-    us, dram, kernels = 0.0, 0, 0
+    us, cycles, dram, kernels = 0.0, 0, 0, 0
     for path in ir_files(key):
-        exe = core.Executable.from_ir(path.read_text(), ARCH, list(sets), str(path))
+        exe = core.Executable.from_ir(path.read_text(), arch, list(sets), str(path))
         s = json.loads(exe.run([], "", True, "")["summary"])
         us += s["cycles"] / s["clock_ghz"] / 1e3
+        cycles += s["cycles"]
         dram += s["dram"]["read_bytes"] + s["dram"]["write_bytes"]
         kernels += len(s["kernels"])
-    return {"us": us * repeat, "dram_bytes": dram * repeat, "kernels": kernels * repeat}
+    return {"us": us * repeat, "cycles": cycles * repeat, "dram_bytes": dram * repeat,
+            "kernels": kernels * repeat}
 
 
 def row_sets(row: dict, extra: list[str], schedule: str = "ibm") -> list[str]:
@@ -106,8 +110,7 @@ def row_sets(row: dict, extra: list[str], schedule: str = "ibm") -> list[str]:
 
 
 def _job(args):
-    key, sets, repeat = args
-    return simulate(key, sets, repeat)
+    return simulate(*args)
 
 
 def run_all(jobs: list[tuple], workers: int) -> list[dict]:
@@ -168,6 +171,14 @@ def softmax_lx_jobs(extra: list[str]) -> list[tuple]:
              (key, [ibm, "compiler.cores=4", "compiler.lx_planning=off", *extra], 1))]
 
 
+def tpuv3_jobs(extra: list[str]) -> list[tuple]:
+    """tpuv3_measured.csv's workloads on the "tpuv3" preset, with IBM's schedule off (it is
+    torch-spyre's): (workload, measured cycles, job or None when not run here)."""
+    return [(r["workload"], int(r["tpuv3_cycles"]),
+             (r["key"], list(extra), 1, "tpuv3") if r["key"] else None)
+            for r in fk.tpuv3_rows()]
+
+
 def ratios(rows: list[dict]) -> list[dict]:
     """Measured and simulated time ratios of rows of one shape: LX planning on vs off, and a
     separately compiled chain vs the fused chain without LX planning."""
@@ -209,7 +220,7 @@ def pct(x: float) -> str:
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:+.1f}"
 
 
-def report(rows, ksweep, smx, bw, rat, command) -> list[str]:
+def report(rows, ksweep, smx, bw, rat, command, tpu=()) -> list[str]:
     out = []
     ops = sorted({r["op"] for r in rows})
     cls = []
@@ -265,6 +276,14 @@ def report(rows, ksweep, smx, bw, rat, command) -> list[str]:
     section("Ratios (measured vs simulated)", ["ratio", "measured", "simulated", "error %"],
             [[x["what"], f"{x['measured']:.2f}", f"{x['simulated']:.2f}", pct(x["err_pct"])]
              for x in rat], "lrrr")
+    run = [e for *_, e in tpu if e is not None]
+    section("TPUv3 (`--arch tpuv3`, tpuv3_measured.csv: PyTorchSim's measured cycles)",
+            ["workload", "measured cycles", "simulated cycles", "error %"],
+            [[w, f"{m:,}", f"{s:,}" if s is not None else "not run (no expression here yet)",
+              pct(e)] for w, m, s, e in tpu], "lrrr")
+    if run:
+        out.extend([f"TPUv3 MAE over the {len(run)} workloads run: {mape(run):.1f} % "
+                    "(PyTorchSim reports 11.5 %).", ""])
     return out
 
 
@@ -278,7 +297,8 @@ def main(argv=None) -> int:
     p.add_argument("--json", action="store_true", help="one JSON object instead of tables")
     p.add_argument("--write", action="store_true", help=f"write {RESULTS.relative_to(ROOT)}")
     p.add_argument("--no-extras", action="store_true",
-                   help="skip the K-sweep and softmax points of spyre_measured.json")
+                   help="skip the K-sweep and softmax points of spyre_measured.json and "
+                   "the TPUv3 workloads")
     a = p.parse_args(argv)
     try:
         rows = fk.read_rows(a.data)
@@ -297,10 +317,12 @@ def main(argv=None) -> int:
         rows = rows[:a.rows]
     jobs = [(fk.shape_key(r), row_sets(r, a.set, sch), fk.graphs_per_call(r))
             for sch in ("ibm", "own") for r in rows]
-    extras_k = extras_s = []
+    extras_k = extras_s = extras_t = []
     if not a.no_extras:
         extras_k, extras_s = k_sweep_jobs(a.set), softmax_lx_jobs(a.set)
-    results = run_all(jobs + [j for *_, j in extras_k] + [j for *_, j in extras_s], a.jobs)
+        extras_t = tpuv3_jobs(a.set)
+    results = run_all(jobs + [j for *_, j in extras_k] + [j for *_, j in extras_s] +
+                      [j for *_, j in extras_t if j is not None], a.jobs)
     table = []
     own_results = results[len(rows):2 * len(rows)]
     for r, res, own in zip(rows, results, own_results):
@@ -320,6 +342,11 @@ def main(argv=None) -> int:
               for (k, m, _), s in zip(extras_k, rest[:len(extras_k)])]
     smx = [(w, m, s["us"], 100 * (s["us"] - m) / m)
            for (w, m, _), s in zip(extras_s, rest[len(extras_k):])]
+    tpu_results = iter(rest[len(extras_k) + len(extras_s):])
+    tpu = []
+    for w, m, j in extras_t:
+        c = next(tpu_results)["cycles"] if j is not None else None
+        tpu.append((w, m, c, 100 * (c - m) / m if c is not None else None))
     bw = []
     for c in sorted({int(r["cores"]) for r in table}):
         rs = [r for r in table if int(r["cores"]) == c and r["op"] in ELEMENTWISE
@@ -331,6 +358,7 @@ def main(argv=None) -> int:
     rat = ratios(table)
     if a.json:
         print(json.dumps({"rows": table, "k_sweep": ksweep, "softmax": smx, "bandwidth": bw,
+                          "tpuv3": tpu,
                           "ratios": [{k: v for k, v in x.items() if k not in ("a", "b")}
                                      for x in rat]}))
         return 0
@@ -345,7 +373,7 @@ def main(argv=None) -> int:
               f"{r['err_pct']:>+7.1f} {pct(r['ibm_err_pct']):>7} {r['own_us']:>10.1f} "
               f"{r['own_err_pct']:>+7.1f} {'*' if r['held_out'] else ''}")
     print()
-    lines = report(table, ksweep, smx, bw, rat, command)
+    lines = report(table, ksweep, smx, bw, rat, command, tpu)
     print("\n".join(lines))
     if a.write:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
