@@ -16,10 +16,13 @@ isa::SfpFn sfp_fn(std::string_view name) {
 ByteRange dma_span(int64_t base, const DmaShape& sh, bool dram_side) {
   int64_t stride = dram_side ? sh.dram_stride : sh.lx_stride;
   int64_t rep = dram_side ? sh.dram_rep : sh.lx_rep;
-  if (sh.bytes == 0 || sh.rows == 0 || sh.reps == 0) return {base, base};
-  int64_t lo = base + std::min<int64_t>(0, (sh.reps - 1) * rep) +
+  int64_t outer = dram_side ? sh.dram_outer : sh.lx_outer;
+  if (sh.bytes == 0 || sh.rows == 0 || sh.reps == 0 || sh.outer == 0) return {base, base};
+  int64_t lo = base + std::min<int64_t>(0, (sh.outer - 1) * outer) +
+               std::min<int64_t>(0, (sh.reps - 1) * rep) +
                std::min<int64_t>(0, (sh.rows - 1) * stride);
-  int64_t hi = base + std::max<int64_t>(0, (sh.reps - 1) * rep) +
+  int64_t hi = base + std::max<int64_t>(0, (sh.outer - 1) * outer) +
+               std::max<int64_t>(0, (sh.reps - 1) * rep) +
                std::max<int64_t>(0, (sh.rows - 1) * stride) + sh.bytes;
   return {lo, hi};
 }
@@ -74,7 +77,10 @@ std::pair<isa::Instr, Access> dma(Opcode op, bool load, uint64_t dram, int64_t l
                               {"lx_stride", sh.lx_stride},
                               {"reps", sh.reps},
                               {"dram_rep", sh.dram_rep},
-                              {"lx_rep", sh.lx_rep}},
+                              {"lx_rep", sh.lx_rep},
+                              {"outer", sh.outer},
+                              {"dram_outer", sh.dram_outer},
+                              {"lx_outer", sh.lx_outer}},
                              kernel);
   return {in, std::move(acc)};
 }

@@ -314,15 +314,14 @@ void lower_conv(Kernel& k) {
           const int64_t ih = h_lo * stride[0] - pad[0] + s.kh * dil[0];
           const int64_t iw = w_lo * stride[1] - pad[1] + s.kw * dil[1];
           const int64_t ic = tl.g * ICg + s.c0;
+          // The tile's images in one load: each image's pixels after the last's.
           DmaShape sh{kt * es,     w_hi - w_lo,         stride[1] * xW * es, tk * es,
-                      h_hi - h_lo, stride[0] * xH * es, twa * tk * es};
-          for (int64_t img = 0; img < tl.nb; ++img) {  // each image's pixels after the last's
-            const uint64_t dram =
-                kk.dram_addr(X.buffer, X.offset + (tl.n + img) * xN + ic + ih * xH + iw * xW);
-            const int64_t lx =
-                as + (img * th * twa + (h_lo - tl.oh0) * twa + (w_lo - tl.ow0)) * tk * es;
-            em.load(dram, lx, sh);
-          }
+                      h_hi - h_lo, stride[0] * xH * es, twa * tk * es,       tl.nb,
+                      xN * es,     th * twa * tk * es};
+          const uint64_t dram =
+              kk.dram_addr(X.buffer, X.offset + tl.n * xN + ic + ih * xH + iw * xW);
+          const int64_t lx = as + ((h_lo - tl.oh0) * twa + (w_lo - tl.ow0)) * tk * es;
+          em.load(dram, lx, sh);
         }
         const int64_t oc = tl.g * OCg + tl.oc0;
         const uint64_t wdram =
@@ -408,20 +407,20 @@ void lower_conv(Kernel& k) {
         }
         if (!kk.store_output) return;
         const int64_t oc = tl.g * OCg + tl.oc0;
-        for (int64_t img = 0; img < tl.nb; ++img) {  // each image's pixels after the last's
-          const uint64_t dram = kk.dram_addr(
-              n.outputs[0], O.offset + (tl.n + img) * oN + oc * oC + tl.oh0 * oH + tl.ow0 * oW);
-          const int64_t px = img * th * twa;  // the image's first row of the tile
-          if (planar) {                       // per channel: th output rows of twa pixels
-            em.store(O_slot[cp] + px * esO, dram,
-                     DmaShape{twa * esO, th, oH * esO, twa * esO, nt, oC * esO, mt * esO});
-            continue;
-          }
-          const int64_t es_src = out_f32 ? 4 : esO;
-          const int64_t src = (out_f32 ? C_slot[cp] : O_slot[cp]) + px * tn * es_src;
-          em.store(src, dram,
-                   DmaShape{nt * esO, twa, oW * esO, tn * es_src, th, oH * esO, twa * tn * es_src});
+        const uint64_t dram =
+            kk.dram_addr(n.outputs[0], O.offset + tl.n * oN + oc * oC + tl.oh0 * oH + tl.ow0 * oW);
+        const int64_t img = th * twa;  // the tile's images one after the other, in one store
+        if (planar) {                  // per channel: th output rows of twa pixels
+          em.store(O_slot[cp], dram,
+                   DmaShape{twa * esO, th, oH * esO, twa * esO, nt, oC * esO, mt * esO, tl.nb,
+                            oN * esO, img * esO});
+          return;
         }
+        const int64_t src = out_f32 ? C_slot[cp] : O_slot[cp];
+        const int64_t es_src = out_f32 ? 4 : esO;
+        em.store(src, dram,
+                 DmaShape{nt * esO, twa, oW * esO, tn * es_src, th, oH * esO, twa * tn * es_src,
+                          tl.nb, oN * esO, img * tn * es_src});
       };
       if (steps.empty()) continue;
       if (ep) emit_epilogue_constants(em, epx);

@@ -20,12 +20,12 @@ int64_t dma_dram_bytes(const isa::Instr& in, const arch::ArchConfig& cfg) {
   int64_t per_row = 0;
   for (int64_t left = bytes; left > 0; left -= cfg.dma_burst_bytes)
     per_row += ceil_div(std::min<int64_t>(left, cfg.dma_burst_bytes), word) * word;
-  return per_row * rows * reps;
+  return per_row * rows * reps * in.get("outer");
 }
 
 int64_t dma_pieces(const isa::Instr& in, const arch::ArchConfig& cfg) {
   return ceil_div(std::max<int64_t>(in.get("bytes"), 1), cfg.dma_burst_bytes) * in.get("rows") *
-         in.get("reps");
+         in.get("reps") * in.get("outer");
 }
 
 // Setup, then `pieces` requests of up to `piece` bytes issued at the engine's `rate` with at

@@ -12,6 +12,7 @@ namespace spyre::compiler {
 // A DMA transfer: `reps` x `rows` rows of `bytes` contiguous bytes (strides in bytes).
 struct DmaShape {
   int64_t bytes = 0, rows = 1, dram_stride = 0, lx_stride = 0, reps = 1, dram_rep = 0, lx_rep = 0;
+  int64_t outer = 1, dram_outer = 0, lx_outer = 0;  // isa.def: outer repetitions of the reps
 };
 
 // An SFP operand: element (r, c) at addr + (r*rs + c*cs) * esize(dt); stride 0 broadcasts.
