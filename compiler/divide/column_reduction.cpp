@@ -11,8 +11,8 @@ namespace {
 
 // The rows one level combines, for `rows` rows left: all of them when at most kRowsPerStep,
 // else the longest divisor up to kRowsPerStep; the first level (it streams the input) also
-// leaves every one of `workers` at least `per_worker` rows of partials. 0 when there is no such
-// divisor of at least 2.
+// aims to leave every one of `workers` `per_worker` rows of partials, combining at least 2
+// rows however few that leaves. 0 when there is no divisor of at least 2.
 int64_t rows_per_level(int64_t rows, int64_t workers, int64_t per_worker, bool first) {
   if (rows <= kRowsPerStep) return rows;
   int64_t most = kRowsPerStep;
@@ -105,20 +105,37 @@ ir::Node level(const ir::Node& like, const std::string& name, const Rows& in, in
 // does not apply; appends the new nodes to `out`.
 bool row_adds(ir::Graph& g, graph_edit::Names& names, const ir::Node& n, const ir::Op& load,
               const ir::Op& store, const std::string& x, int64_t X, const std::string& r, int64_t R,
-              int64_t workers, int64_t burst, std::vector<ir::Node>& out, ColumnReduction& rec) {
+              int64_t workers, int64_t burst, int64_t word, std::vector<ir::Node>& out,
+              ColumnReduction& rec) {
   static const std::map<std::string, std::string> combine = {
       {"sum", "add"}, {"max", "maximum"}, {"min", "minimum"}};
-  std::string type;
-  for (const auto& op : n.body)
-    if (op.op == "reduction") type = op.outputs == 1 ? op.reduction_type : "";
-  const auto it = combine.find(type);
+  auto floating = [](isa::DType d) {
+    return d == isa::DType::F16 || d == isa::DType::BF16 || d == isa::DType::F32;
+  };
   const isa::DType in = *load.dtype;
-  const bool floating = in == isa::DType::F16 || in == isa::DType::BF16 || in == isa::DType::F32;
-  if (it == combine.end() || !floating || !store.index || !store.index->affine) return false;
+  // The combines add the loaded values: every conversion on the way to the reduction must
+  // widen (to fp32, or to the input's own type), and the reduction must be a float one, else
+  // eager's per-element rounding or truncation would be skipped (x.sum(0, dtype=torch.int32)).
+  std::string type;
+  bool widening = floating(in);
+  for (const auto& op : n.body) {
+    if (op.op == "reduction") {
+      type = op.outputs == 1 ? op.reduction_type : "";
+      widening = widening && op.dtype && floating(*op.dtype);
+    } else if (op.op == "to_dtype") {
+      const bool before = type.empty();
+      widening = widening && op.dtype && floating(*op.dtype) &&
+                 (!before || *op.dtype == isa::DType::F32 || *op.dtype == in);
+    }
+  }
+  const auto it = combine.find(type);
+  if (it == combine.end() || !widening || !store.index || !store.index->affine) return false;
   // A worker's load of one row carries X elements; rows enough to fill the DMA engine's
   // in-flight budget keep the input streaming at the DRAM's rate rather than one round trip
-  // per row (dma.h).
+  // per row (dma.h). Rows shorter than a DRAM word would be read in runs of a few bytes: the
+  // transposed copy reads those better.
   const int64_t row_bytes = X * static_cast<int64_t>(isa::dtype_size_bytes(in));
+  if (row_bytes < word) return false;
   const int64_t per_worker = std::max<int64_t>(1, (burst + row_bytes - 1) / row_bytes);
   const std::vector<int64_t> ks = plan_levels(R, workers, per_worker);
   if (ks.empty()) return false;
@@ -188,7 +205,7 @@ std::vector<ColumnReduction> rewrite_column_reductions(ir::Graph& g, const arch:
     ColumnReduction rec;
     rec.node = n.name;
     if (row_adds(g, names, n, *load, *store, x, X, r, R, workers, cfg.dma_max_outstanding_bytes,
-                 out, rec)) {
+                 cfg.dram_word_bytes, out, rec)) {
       done.push_back(rec);
       continue;
     }

@@ -473,6 +473,7 @@ void lower_conv(Kernel& k) {
   // Tiles of whole images, when one image has fewer pixels than the grid's largest tile.
   for (int64_t tb = 2; tb <= N && tb * OH * OW <= 1024; tb *= 2)
     for (int64_t tn0 : {OCg, int64_t{128}, int64_t{64}}) {
+      if (tn0 != OCg && tn0 >= OCg) continue;  // the same tiles as tn = OCg
       Tiling u{OH, OW, std::min(tn0, OCg), std::min<int64_t>(ICg, 256), false, tb};
       if (fit(u) && u.tb == tb) cands.push_back(u);
     }
@@ -486,12 +487,11 @@ void lower_conv(Kernel& k) {
   }
   // A floor under a tiling's prediction, for skipping what cannot win without lowering it:
   // every K step of a tile loads its weight slice, one dma.load on the core's in-order load
-  // queue, which costs at least dma.setup_cycles (report/timeline.cpp).
-  // Without a halo each step also loads its tb images' input blocks.
+  // queue, which costs at least dma.setup_cycles (report/timeline.cpp). (Input loads are not
+  // counted: a tap that reads only padding loads nothing.)
   auto floor_cycles = [&](const Tiling& t) {
-    const int64_t chunks = ceil_div(ICg, t.tk);
-    const int64_t loads = KH * KW * chunks * (t.halo ? 1 : 1 + t.tb) + (t.halo ? chunks : 0);
-    return ceil_div(count_tiles(t), cfg.cores) * loads * cfg.dma_setup_cycles;
+    return ceil_div(count_tiles(t), cfg.cores) * KH * KW * ceil_div(ICg, t.tk) *
+           cfg.dma_setup_cycles;
   };
   // Lowered in the order of their floors (the first guess first), so that a good tiling is
   // found early; ties go to the earlier candidate of the list, as without the floor.

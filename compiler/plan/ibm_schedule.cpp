@@ -157,7 +157,10 @@ std::vector<std::string> store_at_device_dtype(ir::Graph& g) {
   }
   if (user.size() != 1 || *user.begin() == isa::DType::F32) return {};
   const isa::DType device = *user.begin();
-  std::set<std::string> keep;  // fp32 intermediates an extern or a view touches, or a sub-block
+  // Kept fp32: what an extern or a view touches or a masked sub-block reads; accumulations,
+  // whose magnitude the inputs do not bound (a sum's or a Welford M2's store_reduction, row
+  // adds' partials); they are a value or a few per row.
+  std::set<std::string> keep;
   for (const auto& b : g.buffers)
     if (!b.view_of.empty()) keep.insert(b.view_of);
   std::function<void(const std::vector<ir::Op>&, bool)> walk = [&](const auto& body, bool sub) {
@@ -167,8 +170,15 @@ std::vector<std::string> store_at_device_dtype(ir::Graph& g) {
     }
   };
   for (const auto& n : g.nodes) {
+    if (n.one_op) keep.insert(n.outputs.begin(), n.outputs.end());
     if (n.kind == "pointwise" || n.kind == "reduction") {
       walk(n.body, false);
+      std::string type;
+      for (const auto& op : n.body)
+        if (op.op == "reduction") type = op.reduction_type;
+      for (const auto& op : n.body)
+        if (op.op == "store_reduction" && type != "max" && type != "min" && type != "any")
+          keep.insert(op.buffer);
       continue;
     }
     for (const auto& v : n.inputs) keep.insert(v.buffer);

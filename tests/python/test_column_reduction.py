@@ -45,6 +45,32 @@ def test_a_row_reduction_is_left_alone():
     assert r.outputs_match is True and r.reports[0]["column_reductions"] == []
 
 
+def test_a_narrowing_conversion_or_a_narrow_row_goes_through_the_transposed_copy():
+    torch.manual_seed(0)
+    x = (torch.rand(256, 96) + 0.2).to(torch.float16)
+    # eager truncates every element before the sum: adding rows first would not
+    r = spyre_sim.run(lambda t: t.sum(dim=0, dtype=torch.int32), (x,))
+    assert r.outputs_match is True, str(r)
+    methods = [cr.get("method", "transpose") for cr in r.reports[0]["column_reductions"]]
+    assert "row_adds" not in methods, methods
+    # 8 fp16 values a row (16 bytes) are shorter than a DRAM word
+    narrow = spyre_sim.run(lambda t: t.sum(dim=0), ((torch.randn(4096, 8) * 0.1).half(),))
+    assert narrow.outputs_match is True, str(narrow)
+    (cr,) = narrow.reports[0]["column_reductions"]
+    assert "method" not in cr and cr["copy_node"], cr
+
+
+def test_row_adds_under_ibms_schedule_keep_their_partials_fp32():
+    torch.manual_seed(0)
+    x = (torch.randn(2048, 128) * 0.1).to(torch.float16)
+    r = spyre_sim.run(lambda t: t.sum(dim=0), (x,), set=["compiler.schedule=ibm"])
+    assert r.outputs_match is True, str(r)
+    (rep,) = r.reports
+    (cr,) = rep["column_reductions"]
+    assert cr["method"] == "row_adds" and cr["partials"], cr
+    assert not set(cr["partials"]) & set(rep["device_dtype_intermediates"]), rep
+
+
 def test_the_column_sum_of_ibms_kernel_database_streams_its_input_once():
     from spyre_sim._core import core
     import json

@@ -50,7 +50,7 @@ def test_a_missing_data_file_fails_loudly(capsys, tmp_path):
 
 
 def test_every_tpuv3_workload_has_a_graph_and_runs_on_the_tpuv3_preset():
-    jobs = bench.tpuv3_jobs([])
+    jobs = bench.tpuv3_jobs()
     assert len(jobs) == 11 and all(j is not None for *_, j in jobs), jobs
     by = {w: (m, j) for w, m, j in jobs}
     assert by["gemm_256x256x256"] == (3101, ("mm_256x256_n256", [], 1, "tpuv3"))

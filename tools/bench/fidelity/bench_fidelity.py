@@ -171,11 +171,12 @@ def softmax_lx_jobs(extra: list[str]) -> list[tuple]:
              (key, [ibm, "compiler.cores=4", "compiler.lx_planning=off", *extra], 1))]
 
 
-def tpuv3_jobs(extra: list[str]) -> list[tuple]:
-    """tpuv3_measured.csv's workloads on the "tpuv3" preset, with IBM's schedule off (it is
-    torch-spyre's): (workload, measured cycles, job or None when not run here)."""
+def tpuv3_jobs() -> list[tuple]:
+    """tpuv3_measured.csv's workloads on the "tpuv3" preset as it is (IBM's schedule is
+    torch-spyre's, and `--set` is for the Spyre rows): (workload, measured cycles, job or None
+    when not run here)."""
     return [(r["workload"], int(r["tpuv3_cycles"]),
-             (r["key"], list(extra), 1, "tpuv3") if r["key"] else None)
+             (r["key"], [], 1, "tpuv3") if r["key"] else None)
             for r in fk.tpuv3_rows()]
 
 
@@ -302,6 +303,7 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     try:
         rows = fk.read_rows(a.data)
+        tpu_jobs = [] if a.no_extras else tpuv3_jobs()
     except FileNotFoundError as e:
         print(f"bench_fidelity: {e}", file=sys.stderr)
         return 2
@@ -320,7 +322,7 @@ def main(argv=None) -> int:
     extras_k = extras_s = extras_t = []
     if not a.no_extras:
         extras_k, extras_s = k_sweep_jobs(a.set), softmax_lx_jobs(a.set)
-        extras_t = tpuv3_jobs(a.set)
+        extras_t = tpu_jobs
     results = run_all(jobs + [j for *_, j in extras_k] + [j for *_, j in extras_s] +
                       [j for *_, j in extras_t if j is not None], a.jobs)
     table = []

@@ -10,10 +10,13 @@
 //   type (fp32 for a sum, the input's type for max and min) and combines them in a chain of
 //   k - 1 adds (maximum, minimum) into a row of partials; levels repeat until one row is left,
 //   which the last level stores where the reduction stored (it keeps the node's name). k is at
-//   most kRowsPerStep and, above it, the longest divisor of the rows that still gives every
-//   worker (cores x corelets) a row of partials: the input streams once at whole-row runs over
-//   all workers, as IBM's column sum does (2048 x 512 fp16 at 18.5 us on 32 cores, 113 GB/s,
-//   spyre_kernels.csv `ctsum`); the partials ([64, 512] fp32 there) are what moves twice.
+//   most kRowsPerStep and, in the first level, small enough to leave every worker (cores x
+//   corelets) rows of partials enough to fill its DMA engine (at least 2 rows combined): the
+//   input streams once at whole-row runs over all workers, as IBM's column sum does (2048 x
+//   512 fp16 at 18.5 us on 32 cores, 113 GB/s, spyre_kernels.csv `ctsum`); the partials
+//   ([256, 512] fp32 there, then [16, 512]) are what moves twice. Not applied when a
+//   conversion before the reduction narrows or truncates (eager rounds each element) or when
+//   a row is shorter than a DRAM word.
 // - Else, a layout copy: a pointwise node writes the input transposed into a new intermediate
 //   [C, R] (lowered as a blocked transpose, transpose.h), and the reduction reads that row by
 //   row.

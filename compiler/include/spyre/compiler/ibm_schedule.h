@@ -42,8 +42,11 @@ std::vector<OpSplit> split_ops_through_dram(ir::Graph& g);
 // elements, where fp32 intermediates would move 26 R C. store_at_device_dtype retypes every
 // fp32 intermediate of a graph whose floating-point inputs and outputs are all of one 16-bit
 // type to that type: its stores convert on the way out (to_dtype) and its loads convert back
-// (the SFP converts on the way). Buffers that an extern or fallback node reads or writes, or
-// that a view aliases, keep their type. Returns the retyped buffers, in buffer order.
+// (the SFP converts on the way). Buffers that an extern or fallback node reads or writes, that
+// a view aliases or a masked sub-block reads keep their type, and so do accumulations whose
+// magnitude the inputs do not bound: what a sum, prod or Welford reduction stores (a row's
+// sum of squares, Welford's M2 = N var) and row adds' partials. Returns the retyped buffers,
+// in buffer order.
 std::vector<std::string> store_at_device_dtype(ir::Graph& g);
 
 }  // namespace spyre::compiler
