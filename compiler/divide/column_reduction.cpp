@@ -35,6 +35,9 @@ std::vector<int64_t> plan_levels(int64_t rows, int64_t workers, int64_t per_work
   return ks;
 }
 
+// The variable of a level's rows of partials: a name the kept variable x does not use.
+std::string rows_var(const std::string& x) { return x == "x0" ? "x1" : "x0"; }
+
 // Where a level reads its rows: element index = offset + row * step + x * along.
 struct Rows {
   std::string buffer;
@@ -55,7 +58,7 @@ ir::Node level(const ir::Node& like, const std::string& name, const Rows& in, in
   n.aten = like.aten;
   n.source = like.source;
   n.outputs = {store.buffer};
-  const std::string p = x == "x0" ? "x1" : "x0";  // the rows of partials, a name x does not use
+  const std::string p = rows_var(x);
   if (out_rows > 1) n.vars.push_back(p), n.sizes.push_back(out_rows);
   n.vars.push_back(x);
   n.sizes.push_back(X);
@@ -152,7 +155,7 @@ bool row_adds(ir::Graph& g, graph_edit::Names& names, const ir::Node& n, const i
       graph_edit::add_intermediate(g, buf, acc, {left, X});
       st.buffer = buf;
       ir::Affine at;
-      at.coeffs = {{x == "x0" ? "x1" : "x0", X}, {x, 1}};
+      at.coeffs = {{rows_var(x), X}, {x, 1}};
       st.index = graph_edit::index_of(at);
       name = names.node(n.name + "_rows" + std::to_string(l));
       rec.levels.push_back(name);
