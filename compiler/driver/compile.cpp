@@ -140,15 +140,17 @@ void CompileOptions::set(const std::string& key, const std::string& value) {
   if (key.rfind("cost.", 0) == 0) {  // the cost model's constants (cost.h)
     static const std::map<std::string, double CostParams::*> fields = {
         {"cost.dram_efficiency", &CostParams::dram_efficiency},
+        {"cost.channel_efficiency", &CostParams::channel_efficiency},
         {"cost.turnaround_ns_per_byte", &CostParams::turnaround_ns_per_byte},
         {"cost.strided_channel_rate", &CostParams::strided_channel_rate},
         {"cost.strided_visit_words", &CostParams::strided_visit_words}};
     auto f = fields.find(key);
     if (f == fields.end())
-      throw Error("compiler." + key,
-                  "unknown cost parameter (known: cost.dram_efficiency, "
-                  "cost.turnaround_ns_per_byte, cost.strided_channel_rate, "
-                  "cost.strided_visit_words)");
+      throw Error(
+          "compiler." + key,
+          "unknown cost parameter (known: cost.dram_efficiency, "
+          "cost.channel_efficiency, cost.turnaround_ns_per_byte, cost.strided_channel_rate, "
+          "cost.strided_visit_words)");
     double v = 0;
     try {
       size_t used = 0;
@@ -157,7 +159,8 @@ void CompileOptions::set(const std::string& key, const std::string& value) {
     } catch (const std::exception&) {
       throw Error("compiler." + key, "expected a number, got '" + value + "'");
     }
-    const bool fraction = key == "cost.dram_efficiency" || key == "cost.strided_channel_rate";
+    const bool fraction = key == "cost.dram_efficiency" || key == "cost.channel_efficiency" ||
+                          key == "cost.strided_channel_rate";
     if (fraction && !(v > 0 && v <= 1))
       throw Error("compiler." + key, "expected a fraction in (0, 1], got '" + value + "'");
     if (!(v >= 0)) throw Error("compiler." + key, "must not be negative, got '" + value + "'");
@@ -260,6 +263,7 @@ const std::vector<std::string>& CompileOptions::keys() {
                                              "host_fallback",
                                              "layout_copy",
                                              "cost.dram_efficiency",
+                                             "cost.channel_efficiency",
                                              "cost.turnaround_ns_per_byte",
                                              "cost.strided_channel_rate",
                                              "cost.strided_visit_words",
@@ -308,6 +312,7 @@ nlohmann::json CompileOptions::to_json() const {
           {"layout_copy", layout_copy},
           {"cost",
            {{"dram_efficiency", cost.dram_efficiency},
+            {"channel_efficiency", cost.channel_efficiency},
             {"turnaround_ns_per_byte", cost.turnaround_ns_per_byte},
             {"strided_channel_rate", cost.strided_channel_rate},
             {"strided_visit_words", cost.strided_visit_words}}},

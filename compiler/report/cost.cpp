@@ -113,6 +113,14 @@ double CostParams::dram_bytes_per_cycle(const arch::ArchConfig& cfg) const {
   return peak_gbps * dram_efficiency / cfg.clock_ghz;
 }
 
+double CostParams::channel_bytes_per_cycle(const arch::ArchConfig& cfg) const {
+  if (cfg.dram_impl != "lpddr5" || cfg.dram_channels <= 0) return 0;
+  const double channel_gbps =
+      static_cast<double>(cfg.dram_channel_width_bits) / 8.0 * cfg.dram_data_rate_mtps / 1000.0;
+  return std::max(channel_gbps * channel_efficiency / cfg.clock_ghz,
+                  dram_bytes_per_cycle(cfg) / static_cast<double>(cfg.dram_channels));
+}
+
 bool CostParams::dram_visits(const arch::ArchConfig& cfg, int64_t run, int64_t stride, int64_t rows,
                              int64_t addr, std::vector<DramVisit>& out,
                              std::vector<char>* channels) const {

@@ -3,11 +3,11 @@
 // each queue runs in order, a sync.wait holding it until its token is positive; PT and SFP
 // instructions take the simulator's closed forms (arch/unit_timing.h); DMA transfers share the
 // DRAM as a fluid (every transfer in flight gets an equal share of the bandwidth at the kernel's
-// read/write mix, capped by its engine's rate and its outstanding requests, and by its core's
-// memory port once the port's buffer has run dry: mem_tlm.h's token bucket); ring transfers take
-// their bytes over one link plus the hops. Signals to other cores (multicast arrivals, ring
-// tokens, sync.sig core=c) release their waits there. The kernel ends when every core has
-// drained, plus the barrier.
+// read/write mix, capped by its engine's rate and its outstanding requests, by the DRAM channels
+// its words land on, and by its core's memory port once the port's buffer has run dry:
+// mem_tlm.h's token bucket); ring transfers take their bytes over one link plus the hops.
+// Signals to other cores (multicast arrivals, ring tokens, sync.sig core=c) release their waits
+// there. The kernel ends when every core has drained, plus the barrier.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -15,6 +15,7 @@
 #include <limits>
 #include <map>
 #include <queue>
+#include <string>
 #include <vector>
 
 #include "spyre/arch/unit_timing.h"
@@ -42,6 +43,7 @@ struct Transfer {  // a DMA in flight
   double cap;       // DRAM bytes/cycle: the engine's rate and its outstanding requests
   double eff;       // its bytes per DRAM byte (what crosses its memory port)
   size_t port;      // its core's memory port and direction: 2 x port + (write ? 1 : 0)
+  int spread;       // how its bytes spread over the DRAM's channels: -1 evenly, else spreads_
   double rate = 0;  // DRAM bytes/cycle now (reshare)
 };
 
@@ -104,6 +106,7 @@ class Timeline {
     tokens_left_.assign(2 * std::max<size_t>(1, ports), port_buffer_);
     port_flow_.assign(tokens_left_.size(), 0.0);
     strided_efficiency();
+    channel_spreads();
   }
 
   // Each instruction's closed-form cost (cost.h: instr_cost), per core.
@@ -223,7 +226,7 @@ class Timeline {
           (is_dma_write(in.op) ? 1 : 0);
       pending_dma_.push_back({core, q, static_cast<double>(c.dram_bytes) / eff,
                               std::min(static_cast<double>(rate) * words, outstanding) / eff,
-                              eff / words, port});
+                              eff / words, port, spread_[static_cast<size_t>(core)][idx]});
       admit_at_.push_back(now_ + lead);
       if (now_ + lead < dram_next_) {  // the DRAM looks again when it is admitted
         dram_next_ = now_ + lead;
@@ -304,6 +307,59 @@ class Timeline {
       }
     }
   }
+  // How each DMA's words spread over the DRAM's channels (the default interleave: channel =
+  // word % channels, CostParams::dram_visits). A transfer moves its bytes on every channel it
+  // touches in proportion, so transfers that crowd onto a few channels at once (the K column
+  // of every core's A tile, rows a power of two apart) are held to those channels' share of
+  // the bandwidth, while transfers spread evenly share the whole DRAM. Gathers, scatters and
+  // DRAM models without channels spread evenly.
+  void channel_spreads() {
+    spread_.resize(cores_.size());
+    const std::string& map = cfg_.dram_address_map;
+    const bool mapped = cfg_.dram_impl == "lpddr5" && cfg_.dram_channels > 1 && map.size() >= 2 &&
+                        map.substr(map.size() - 2) == "ch";
+    nch_ = mapped ? static_cast<size_t>(cfg_.dram_channels) : 1;
+    chan_bw_ = mapped ? cp_.channel_bytes_per_cycle(cfg_) : kInf;  // else the DRAM's total alone
+    std::map<std::vector<int64_t>, int> ids;
+    std::vector<int64_t> words(nch_);
+    std::vector<CostParams::DramVisit> visits;
+    const int64_t word = std::max<int64_t>(1, cfg_.dram_word_bytes);
+    const auto nch = static_cast<int64_t>(nch_);
+    for (size_t c = 0; c < cores_.size(); ++c) {
+      spread_[c].assign(cores_[c].size(), -1);
+      if (!mapped) continue;
+      for (size_t i = 0; i < cores_[c].size(); ++i) {
+        const isa::Instr& in = cores_[c][i];
+        if (in.op != Opcode::DmaLoad && in.op != Opcode::DmaStore) continue;
+        std::fill(words.begin(), words.end(), 0);
+        const int64_t bytes = in.get("bytes"), rows = in.get("rows");
+        visits.clear();
+        if (cp_.dram_visits(cfg_, bytes, in.get("dram_stride"), rows, in.get("dram"), visits)) {
+          for (const auto& v : visits) ++words[static_cast<size_t>(v.channel)];
+        } else {  // one contiguous range: whole turns of the channels, then the rest
+          const int64_t lo = in.get("dram") / word;
+          const int64_t n =
+              ceil_div(in.get("dram") + bytes * std::max<int64_t>(rows, 1), word) - lo;
+          for (int64_t k = 0; k < nch; ++k)
+            words[static_cast<size_t>((lo + k) % nch)] = n / nch + (k < n % nch ? 1 : 0);
+        }
+        if (std::all_of(words.begin(), words.end(), [&](int64_t w) { return w == words[0]; }))
+          continue;
+        auto [it, fresh] = ids.emplace(words, static_cast<int>(spreads_.size()));
+        if (fresh) {
+          int64_t total = 0;
+          for (int64_t w : words) total += w;
+          std::vector<std::pair<size_t, double>> shares;
+          for (size_t k = 0; k < nch_; ++k)
+            if (words[k] > 0)
+              shares.emplace_back(k, static_cast<double>(words[k]) / static_cast<double>(total));
+          spreads_.push_back(std::move(shares));
+        }
+        spread_[c][i] = it->second;
+      }
+    }
+  }
+
   // CostParams::run_efficiency (the row-visit factor: the channels are shared by the fluid),
   // remembered per DMA shape (kernels repeat a few shapes).
   double efficiency(int64_t run, int64_t stride, int64_t rows, int64_t addr, int64_t window) {
@@ -381,41 +437,69 @@ class Timeline {
     now_ = t;
   }
   void reshare() {
-    // Progressive filling: the unfrozen transfers rise together until the DRAM, a dry port or
-    // a transfer's own cap is full; those on it freeze; the rest go on.
+    // Progressive filling: the unfrozen transfers rise together until a DRAM channel, a dry
+    // port or a transfer's own cap is full; those on it freeze; the rest go on. The DRAM as a
+    // whole passes dram_bw_ (the kernel's mix), each channel chan_bw_; a transfer loads the
+    // channels in its spread's proportions.
     std::vector<char>& frozen = frozen_;
     frozen.assign(active_.size(), 0);
     size_t left_n = active_.size();
     double dram_used = 0;
+    chan_used_.assign(nch_, 0.0);
     std::vector<double>& port_used = port_used_;
     port_used.assign(tokens_left_.size(), 0.0);
     std::vector<double>& port_eff = port_eff_;
     while (left_n > 0) {
       port_eff.assign(tokens_left_.size(), 0.0);
-      double level = (dram_bw_ - dram_used) / static_cast<double>(left_n);
+      chan_w_.assign(nch_, 0.0);
+      double even = 0, level = (dram_bw_ - dram_used) / static_cast<double>(left_n);
       for (size_t i = 0; i < active_.size(); ++i)
         if (!frozen[i]) {
-          level = std::min(level, active_[i].cap);
-          port_eff[active_[i].port] += active_[i].eff;
+          const Transfer& x = active_[i];
+          level = std::min(level, x.cap);
+          port_eff[x.port] += x.eff;
+          if (x.spread < 0)
+            even += 1.0 / static_cast<double>(nch_);
+          else
+            for (const auto& [k, share] : spreads_[static_cast<size_t>(x.spread)])
+              chan_w_[k] += share;
         }
+      for (size_t k = 0; k < nch_; ++k) {
+        chan_w_[k] += even;
+        if (chan_w_[k] > 0) level = std::min(level, (chan_bw_ - chan_used_[k]) / chan_w_[k]);
+      }
       for (size_t p = 0; p < tokens_left_.size(); ++p)
         if (tokens_left_[p] <= 0 && port_eff[p] > 0)
           level = std::min(level, (port_rate_ - port_used[p]) / port_eff[p]);
       level = std::max(level, 0.0);
       const bool dram_full =
           dram_used + level * static_cast<double>(left_n) >= dram_bw_ * (1 - 1e-12);
+      chan_full_.assign(nch_, 0);
+      bool any_full = false;
+      for (size_t k = 0; k < nch_; ++k)
+        if (chan_w_[k] > 0 && chan_used_[k] + level * chan_w_[k] >= chan_bw_ * (1 - 1e-12))
+          chan_full_[k] = 1, any_full = true;
       for (size_t i = 0; i < active_.size(); ++i) {
         if (frozen[i]) continue;
         Transfer& x = active_[i];
         const bool port_full =
             tokens_left_[x.port] <= 0 &&
             port_used[x.port] + level * port_eff[x.port] >= port_rate_ * (1 - 1e-12);
-        if (dram_full || port_full || x.cap <= level) {
+        bool chan_full = x.spread < 0 && any_full;
+        if (x.spread >= 0)
+          for (const auto& [k, share] : spreads_[static_cast<size_t>(x.spread)])
+            chan_full = chan_full || chan_full_[k];
+        if (dram_full || chan_full || port_full || x.cap <= level) {
           x.rate = level;
           frozen[i] = 1;
           --left_n;
           dram_used += level;
           port_used[x.port] += level * x.eff;
+          if (x.spread < 0)
+            for (double& u : chan_used_) u += level / static_cast<double>(nch_);
+          else
+            for (const auto& [k, share] : spreads_[static_cast<size_t>(x.spread)])
+              chan_used_[k] += level * share;
         }
       }
     }
@@ -464,7 +548,12 @@ class Timeline {
   std::vector<std::vector<int64_t>> tokens_;
   std::vector<int> stalled_;  // per core: the full queue its sequencer waits on, or -1
   std::vector<char> frozen_;  // reshare()'s scratch
-  std::vector<double> port_used_, port_eff_;     // reshare()'s scratch
+  std::vector<double> port_used_, port_eff_;  // reshare()'s scratch
+  std::vector<double> chan_used_, chan_w_;    // reshare()'s scratch, per channel
+  std::vector<char> chan_full_;               // reshare()'s scratch, per channel
+  size_t nch_ = 1;                            // the DRAM's channels (1: not modelled)
+  std::vector<std::vector<std::pair<size_t, double>>> spreads_;  // channel, share of bytes
+  std::vector<std::vector<int>> spread_;  // per core and instruction: spreads_ index, -1 even
   std::vector<double> tokens_left_, port_flow_;  // per port and direction: bytes, bytes/cycle
   int64_t cores_per_port_ = 1;
   double port_rate_ = 0, port_buffer_ = 0;  // bytes/cycle, bytes
@@ -475,7 +564,7 @@ class Timeline {
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   std::vector<Transfer> active_, pending_dma_;
   std::vector<double> admit_at_;
-  double now_ = 0, dram_bw_ = 1, latency_ = 0, dram_next_ = kInf;
+  double now_ = 0, dram_bw_ = 1, chan_bw_ = 1, latency_ = 0, dram_next_ = kInf;
   uint64_t dram_version_ = 0;
 };
 

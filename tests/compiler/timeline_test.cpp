@@ -1,5 +1,6 @@
 // The kernel prediction (report/timeline.cpp) and the memory ports of spyre.mem (mem_tlm.h):
-// cores that share a port share its rate once its buffer has run dry.
+// cores that share a port share its rate once its buffer has run dry. And the DRAM's channels:
+// transfers whose words crowd onto a few channels share those channels' rate.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -104,6 +105,48 @@ TEST(TimelinePorts, WritesHaveTheirOwnDirection) {
   const double port_rate = cfg.mem_port_gbps / cfg.clock_ghz;
   EXPECT_LT(static_cast<double>(cycles(s, {})), 2.0 * 8.0 * 16 * kPiece / port_rate);
   EXPECT_GT(cycles(s, {}), cycles(reads_only, {}));
+}
+
+// `n` cores each load a column of 128-byte rows 4 KiB apart (one DRAM word a row, so each
+// load's words all land on one channel); `crowded`: every column on channel 0, else core c's
+// on channel c.
+std::vector<std::vector<isa::Instr>> columns(int n, bool crowded) {
+  constexpr int64_t kRows = 512, kStride = 4096;
+  std::vector<std::vector<isa::Instr>> per_core(32);
+  for (int c = 0; c < n; ++c)
+    per_core[static_cast<size_t>(c)].push_back(
+        isa::make_instr(Opcode::DmaLoad, {{"dram", crowded ? c * kRows * kStride : c * 128},
+                                          {"lx", 0},
+                                          {"bytes", 128},
+                                          {"rows", kRows},
+                                          {"dram_stride", kStride},
+                                          {"lx_stride", 128},
+                                          {"reps", 1}}));
+  for (auto& s : per_core) s.push_back(halt());
+  return per_core;
+}
+
+TEST(TimelineChannels, LoadsCrowdedOntoOneChannelShareItsRate) {
+  const auto cfg = arch::load_arch("spyre");
+  const int64_t spread = cycles(columns(8, false), {});
+  const int64_t crowded = cycles(columns(8, true), {});
+  // Eight channels against one: close to eight times as long.
+  EXPECT_GT(static_cast<double>(crowded), 6.0 * static_cast<double>(spread));
+  // At most one channel's rate: the bytes over it, at least.
+  const double bytes = 8.0 * 512 * 128;
+  EXPECT_GE(static_cast<double>(crowded), bytes / CostParams{}.channel_bytes_per_cycle(cfg));
+  // The channel's rate is the DRAM's own (cost.channel_efficiency), not an even share of a
+  // total that few cores' engines limit: a 4-core chip's column on one channel runs as fast.
+  const int64_t few = cycles(columns(1, true), {});
+  EXPECT_EQ(predict(columns(1, true), arch::load_arch("spyre", {"chip.cores=4"}),
+                    CostParams{.dram_efficiency = 0.27})
+                .cycles,
+            few);
+}
+
+TEST(TimelineChannels, TheFifoDramHasNoChannels) {
+  const std::vector<std::string> fifo = {"dram.impl=fifo"};
+  EXPECT_EQ(cycles(columns(8, true), fifo), cycles(columns(8, false), fifo));
 }
 
 }  // namespace

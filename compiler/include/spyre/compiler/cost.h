@@ -29,6 +29,12 @@ struct CostParams {
   // The runner (runner.h: Settings::compile_options) replaces it by the same measurement on
   // the configured chip unless compiler.cost.dram_efficiency is set.
   double dram_efficiency = 0.713;
+  // lpddr5: one channel's sustained share of its peak, fraction: what a transfer whose words
+  // crowd onto a few channels gets from each. Default the same V-curve point on "spyre", where
+  // 32 cores keep all 16 channels busy (146.1 of 204.8 GB/s). Not replaced by the runner's
+  // measurement: a chip with few cores measures its DMA engines there, not its channels
+  // ("tiny": 83 of 204.8 GB/s, while one of its channels alone moves 6 GB/s of strided rows).
+  double channel_efficiency = 0.713;
   // lpddr5: read/write turnaround, ns per byte of the smaller of the two streams; default IBM's
   // fit of Spyre's DRAM, T = (R + W) / 150 GB/s + 0.00574 ns x min(R, W)
   // (../shared/calibration/spyre_measured.json).
@@ -47,6 +53,9 @@ struct CostParams {
   // fifo model's dram.bw_gbps; the turnaround (lpddr5 only); the latency of a DMA's first data
   // (lpddr5: ACT to CAS, read latency and front end; fifo: dram.latency_ns).
   double dram_bytes_per_cycle(const arch::ArchConfig& cfg) const;
+  // One channel's rate (bytes/cycle): lpddr5 its peak x channel_efficiency, at least an even
+  // share of dram_bytes_per_cycle; the fifo model has no channels (0).
+  double channel_bytes_per_cycle(const arch::ArchConfig& cfg) const;
   // The DRAM's rate for `rows` rows of `run` bytes `stride` apart from DRAM address `addr`,
   // relative to a contiguous stream: the share of the channels they land on (union over the
   // rows) times the row-visit factor above. 1 when contiguous (stride == run, or one row) and
