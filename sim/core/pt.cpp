@@ -5,6 +5,10 @@
 #include <cstring>
 #include <vector>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 #include "spyre/arch/unit_timing.h"
 #include "spyre/sim/units.h"
 
@@ -67,6 +71,55 @@ const float* half_table(isa::DType dt) {
   return dt == isa::DType::F16 ? f16.data() : dt == isa::DType::BF16 ? bf16.data() : nullptr;
 }
 
+// `n` contiguous 16-bit elements at `src` as fp32, the values the table gives. Where the host
+// converts faster and gives every one of the 65,536 values bit for bit as the table does
+// (checked once: F16C's vcvtph2ps for fp16, a 16-bit shift for bf16), that way; else by table.
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2,f16c"))) void f16_by_f16c(const uint8_t* src, int64_t n, float* dst) {
+  const int64_t full = n / 8 * 8;
+  for (int64_t i = 0; i < full; i += 8)
+    _mm256_storeu_ps(
+        dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * i))));
+  if (full < n) {  // the last few, through a zero-padded vector
+    alignas(16) uint8_t h[16] = {};
+    std::memcpy(h, src + 2 * full, static_cast<size_t>(2 * (n - full)));
+    float f[8];
+    _mm256_storeu_ps(f, _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(h))));
+    std::memcpy(dst + full, f, static_cast<size_t>(n - full) * sizeof(float));
+  }
+}
+bool f16c_exact() {
+  if (!__builtin_cpu_supports("f16c") || !__builtin_cpu_supports("avx2")) return false;
+  std::vector<uint8_t> all(2 * 65536);
+  for (uint32_t h = 0; h < 65536; ++h) all[2 * h] = h & 0xff, all[2 * h + 1] = h >> 8;
+  std::vector<float> got(65536);
+  f16_by_f16c(all.data(), 65536, got.data());
+  return std::memcmp(got.data(), half_table(isa::DType::F16), 65536 * sizeof(float)) == 0;
+}
+#else
+void f16_by_f16c(const uint8_t*, int64_t, float*) {}
+bool f16c_exact() { return false; }
+#endif
+void bf16_by_shift(const uint8_t* src, int64_t n, float* dst) {
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t bits = static_cast<uint32_t>(src[2 * i] | (src[2 * i + 1] << 8)) << 16;
+    std::memcpy(dst + i, &bits, 4);
+  }
+}
+bool bf16_shift_exact() {
+  std::vector<uint8_t> all(2 * 65536);
+  for (uint32_t h = 0; h < 65536; ++h) all[2 * h] = h & 0xff, all[2 * h + 1] = h >> 8;
+  std::vector<float> got(65536);
+  bf16_by_shift(all.data(), 65536, got.data());
+  return std::memcmp(got.data(), half_table(isa::DType::BF16), 65536 * sizeof(float)) == 0;
+}
+void convert16(const uint8_t* src, int64_t n, float* dst, isa::DType dt, const float* table) {
+  static const bool f16c = f16c_exact(), bf16_shift = bf16_shift_exact();
+  if (dt == isa::DType::F16 && f16c) return f16_by_f16c(src, n, dst);
+  if (dt == isa::DType::BF16 && bf16_shift) return bf16_by_shift(src, n, dst);
+  for (int64_t i = 0; i < n; ++i) dst[i] = table[src[2 * i] | (src[2 * i + 1] << 8)];
+}
+
 // Element `e` of the operand at byte `base` as fp32 (exact for every input dtype the PT takes:
 // fp8 and int4 too).
 inline float load_f32(const uint8_t* lx, int64_t base, int64_t e, isa::DType dt,
@@ -85,28 +138,22 @@ inline float load_f32(const uint8_t* lx, int64_t base, int64_t e, isa::DType dt,
 // advances kRows x kPanel independent sums held in registers: the same operations in the same
 // order per element, vectorised across columns.
 constexpr int64_t kPanel = 16;
-constexpr int kRows = 4;
-using F8 = float __attribute__((vector_size(32)));  // 8 lanes: a panel row is two
+constexpr int kRows = 8;
+using F16 = float __attribute__((vector_size(64)));  // a panel row: 16 lanes
 
-// (by reference: a 32-byte vector passed by value would change the ABI between the clones)
-__attribute__((always_inline)) inline void load8(F8& v, const float* p) {
+// (by reference: a vector passed by value would change the ABI between the clones)
+__attribute__((always_inline)) inline void load16(F16& v, const float* p) {
   std::memcpy(&v, p, sizeof v);
 }
 
-// acc[r] (a panel's 16 sums of row r, two F8) += sum over kk of a[r * k + kk] * panel[kk].
+// acc[r] (a panel's 16 sums of row r) += sum over kk of a[r * k + kk] * panel[kk].
 template <int R>
 __attribute__((always_inline)) inline void panel_rows(const float* a, int64_t k, const float* panel,
-                                                      F8 (&acc)[R][2]) {
+                                                      F16 (&acc)[R]) {
   for (int64_t kk = 0; kk < k; ++kk) {
-    F8 b0, b1;
-    load8(b0, panel + kk * kPanel);
-    load8(b1, panel + kk * kPanel + 8);
-    for (int r = 0; r < R; ++r) {
-      const float s = a[r * k + kk];
-      const F8 av = {s, s, s, s, s, s, s, s};
-      acc[r][0] += av * b0;
-      acc[r][1] += av * b1;
-    }
+    F16 b;
+    load16(b, panel + kk * kPanel);
+    for (int r = 0; r < R; ++r) acc[r] += a[r * k + kk] * b;
   }
 }
 
@@ -119,58 +166,74 @@ __attribute__((always_inline)) inline void panel_block(uint8_t* lx, const Mm& x,
   if (x.flags & 1)  // accumulate onto C
     for (int r = 0; r < R; ++r)
       std::memcpy(c[r], lx + x.c + ((i0 + r) * x.ldc + j0) * 4, static_cast<size_t>(width) * 4);
-  F8 acc[R][2];
-  for (int r = 0; r < R; ++r) load8(acc[r][0], c[r]), load8(acc[r][1], c[r] + 8);
+  F16 acc[R];
+  for (int r = 0; r < R; ++r) load16(acc[r], c[r]);
   panel_rows<R>(a + i0 * x.k, x.k, panel, acc);
   for (int r = 0; r < R; ++r) {
-    std::memcpy(c[r], &acc[r][0], sizeof acc[r][0]);
-    std::memcpy(c[r] + 8, &acc[r][1], sizeof acc[r][1]);
+    std::memcpy(c[r], &acc[r], sizeof acc[r]);
     std::memcpy(lx + x.c + ((i0 + r) * x.ldc + j0) * 4, c[r], static_cast<size_t>(width) * 4);
   }
 }
 
 // The host's widest vectors where it has them (ifunc; AVX2 without FMA: the same roundings).
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define SPYRE_PT_CLONES __attribute__((target_clones("avx2", "default")))
+#define SPYRE_PT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define SPYRE_PT_CLONES
 #endif
 
-SPYRE_PT_CLONES void matmul_float(uint8_t* lx, const Mm& x, const std::vector<float>& a) {
+// B converted to fp32 in panel order ([panel][kk][t], zero-padded) into `bp`.
+void pack_b(const uint8_t* lx, const Mm& x, std::vector<float>& bp) {
   const int64_t panels = (x.n + kPanel - 1) / kPanel;
-  std::vector<float> bp(static_cast<size_t>(panels * x.k * kPanel), 0.0f);
+  bp.assign(static_cast<size_t>(panels * x.k * kPanel), 0.0f);
   const float* table = half_table(x.dt);
   if (x.flags & 2) {  // TRANS_B: B stored [n,k]; read in its storage order
+    thread_local std::vector<float> row;
+    row.resize(table ? static_cast<size_t>(x.k) : 0);
     for (int64_t j = 0; j < x.n; ++j) {
       float* dst = bp.data() + (j / kPanel) * x.k * kPanel + j % kPanel;
-      for (int64_t kk = 0; kk < x.k; ++kk)
-        dst[kk * kPanel] = load_f32(lx, x.b, j * x.ldb + kk, x.dt, table);
-    }
-  } else {  // B stored [k,n]: each row's columns, a panel's run at a time
-    for (int64_t kk = 0; kk < x.k; ++kk)
-      for (int64_t p = 0; p < panels; ++p) {
-        float* dst = bp.data() + (p * x.k + kk) * kPanel;
-        const int64_t e0 = kk * x.ldb + p * kPanel, w = std::min(kPanel, x.n - p * kPanel);
-        if (table) {  // a 16-bit type: the table, straight from the bytes
-          const uint8_t* src = lx + x.b + e0 * 2;
-          for (int64_t t = 0; t < w; ++t) dst[t] = table[src[2 * t] | (src[2 * t + 1] << 8)];
-        } else {
-          for (int64_t t = 0; t < w; ++t) dst[t] = load_f32(lx, x.b, e0 + t, x.dt, nullptr);
-        }
+      if (table) {
+        convert16(lx + x.b + j * x.ldb * 2, x.k, row.data(), x.dt, table);
+        for (int64_t kk = 0; kk < x.k; ++kk) dst[kk * kPanel] = row[static_cast<size_t>(kk)];
+      } else {
+        for (int64_t kk = 0; kk < x.k; ++kk)
+          dst[kk * kPanel] = load_f32(lx, x.b, j * x.ldb + kk, x.dt, nullptr);
       }
+    }
+  } else {  // B stored [k,n]: each row converted whole, then a panel's run at a time
+    thread_local std::vector<float> row;
+    row.resize(static_cast<size_t>(x.n));
+    for (int64_t kk = 0; kk < x.k; ++kk) {
+      if (table) {  // a 16-bit type: straight from the bytes
+        convert16(lx + x.b + kk * x.ldb * 2, x.n, row.data(), x.dt, table);
+      } else {
+        for (int64_t j = 0; j < x.n; ++j)
+          row[static_cast<size_t>(j)] = load_f32(lx, x.b, kk * x.ldb + j, x.dt, nullptr);
+      }
+      for (int64_t p = 0; p < panels; ++p)
+        std::memcpy(bp.data() + (p * x.k + kk) * kPanel, row.data() + p * kPanel,
+                    static_cast<size_t>(std::min(kPanel, x.n - p * kPanel)) * sizeof(float));
+    }
   }
+}
+
+SPYRE_PT_CLONES void matmul_float(uint8_t* lx, const Mm& x, const std::vector<float>& a,
+                                  const std::vector<float>& bp) {
+  const int64_t panels = (x.n + kPanel - 1) / kPanel;
   for (int64_t p = 0; p < panels; ++p) {
     const int64_t j0 = p * kPanel, width = std::min(kPanel, x.n - j0);
     const float* panel = bp.data() + p * x.k * kPanel;
     int64_t i = 0;
     for (; i + kRows <= x.m; i += kRows) panel_block<kRows>(lx, x, a.data(), panel, i, j0, width);
-    const int64_t rest = x.m - i;  // 0 to kRows - 1 rows left
-    if (rest == 3)
-      panel_block<3>(lx, x, a.data(), panel, i, j0, width);
-    else if (rest == 2)
+    if (x.m - i >= 4) {  // then 0 to 7 rows left: a block of 4, of 2, of 1
+      panel_block<4>(lx, x, a.data(), panel, i, j0, width);
+      i += 4;
+    }
+    if (x.m - i >= 2) {
       panel_block<2>(lx, x, a.data(), panel, i, j0, width);
-    else if (rest == 1)
-      panel_block<1>(lx, x, a.data(), panel, i, j0, width);
+      i += 2;
+    }
+    if (x.m - i == 1) panel_block<1>(lx, x, a.data(), panel, i, j0, width);
   }
 }
 
@@ -206,16 +269,25 @@ void pt_execute(uint8_t* lx, const isa::Instr& in) {
   Mm x = decode(in);
   if (x.m <= 0 || x.n <= 0) return;
   const bool integer = !isa::dtype_is_float(x.dt);
-  // A gathered once as fp32, row-major [m,k].
-  std::vector<float> a(static_cast<size_t>(x.m * x.k));
+  // A gathered once as fp32, row-major [m,k]; the buffers kept between calls (a pt.mm's are
+  // hundreds of KiB: fresh ones would cost page faults every time).
+  thread_local std::vector<float> a, bp;
+  a.resize(static_cast<size_t>(x.m * x.k));
   const float* table = half_table(x.dt);
-  for (int64_t i = 0; i < x.m; ++i)
+  for (int64_t i = 0; i < x.m; ++i) {
+    if (table) {
+      convert16(lx + x.a + i * x.lda * 2, x.k, a.data() + i * x.k, x.dt, table);
+      continue;
+    }
     for (int64_t kk = 0; kk < x.k; ++kk)
-      a[static_cast<size_t>(i * x.k + kk)] = load_f32(lx, x.a, i * x.lda + kk, x.dt, table);
-  if (integer)
+      a[static_cast<size_t>(i * x.k + kk)] = load_f32(lx, x.a, i * x.lda + kk, x.dt, nullptr);
+  }
+  if (integer) {
     matmul_integer(lx, x, a);
-  else
-    matmul_float(lx, x, a);
+    return;
+  }
+  pack_b(lx, x, bp);
+  matmul_float(lx, x, a, bp);
 }
 
 }  // namespace spyre::sim

@@ -223,10 +223,10 @@ TEST(PtScaleSim, PropertyRandomShapesMatchClosedForms) {
   EXPECT_EQ(checked, 1200);
 }
 
-// Functional: the panelled matmul (blocks of 4 rows x 16 columns, vectorised) gives every
-// C(i,j) bit for bit the plain fp32 sum over kk ascending (a multiply then an add, no FMA):
-// row counts around the block of 4, widths around the panel of 16, B plain and TRANS_B, with
-// and without accumulate.
+// Functional: the panelled matmul (blocks of 8, 4, 2 and 1 rows x 16 columns, vectorised)
+// gives every C(i,j) bit for bit the plain fp32 sum over kk ascending (a multiply then an add,
+// no FMA): row counts around the blocks, widths around the panel of 16, B plain and TRANS_B,
+// with and without accumulate.
 TEST(PtFunctional, PanelledMatmulIsBitExactWithTheSequentialSum) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<double> u(-4.0, 4.0);
@@ -289,6 +289,53 @@ TEST(PtFunctional, PanelledMatmulIsBitExactWithTheSequentialSum) {
               }
           }
   EXPECT_EQ(checked, 2 * 3 * 4 * (1 + 2 + 3 + 4 + 5 + 8 + 11) * (1 + 16 + 37));
+}
+
+// Functional, 16-bit inputs: every one of the 65,536 bit patterns of fp16 and of bf16 (zeros,
+// subnormals, infinities, NaNs) as an A element and as a B element (plain and TRANS_B) gives
+// C bit for bit as the sequential sum over the values isa::load_element decodes, however the
+// host converts the operands (a table, or its vector conversion where that agrees). A NaN
+// result only as a NaN: which input NaN's payload a product carries is the compiler's choice
+// (it may swap a commutative multiply's operands), in the table's path too.
+TEST(PtFunctional, EverySixteenBitPatternConvertsAsLoadElementDecodes) {
+  constexpr int64_t m = 16, n = 16, k = 64;  // 1,024 patterns of A and of B per pt.mm
+  const int64_t A = 0, B = 4096, C = 8192;
+  int checked = 0;
+  for (isa::DType dt : {isa::DType::F16, isa::DType::BF16})
+    for (int64_t flags : {0, 2})
+      for (uint32_t base = 0; base < 65536; base += m * k) {
+        std::vector<uint8_t> lx(1 << 14, 0);
+        std::vector<float> a(m * k), bt(n * k);
+        for (int64_t e = 0; e < m * k; ++e) {  // A(i, kk) = pattern base + e; B a shuffle
+          const auto pa = static_cast<uint16_t>(base + e);
+          const auto pb = static_cast<uint16_t>((base + e) * 40503u);
+          std::memcpy(lx.data() + A + e * 2, &pa, 2);
+          std::memcpy(lx.data() + B + e * 2, &pb, 2);
+          a[e] = static_cast<float>(isa::load_element(lx.data() + A + e * 2, dt));
+          // B's element e is B(e / n, e % n) plain, B(e % k, e / k) transposed: bt[j, kk]
+          const int64_t j = flags & 2 ? e / k : e % n, kk = flags & 2 ? e % k : e / n;
+          bt[j * k + kk] = static_cast<float>(isa::load_element(lx.data() + B + e * 2, dt));
+        }
+        pt_execute(lx.data(), pt_mm(A, B, C, m, n, k, k, flags & 2 ? k : n, n, flags, dt));
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            volatile float acc = 0.0f;
+            for (int64_t kk = 0; kk < k; ++kk) {
+              volatile float prod = a[i * k + kk] * bt[j * k + kk];
+              acc = acc + prod;
+            }
+            const float want = acc;
+            uint32_t got_bits, want_bits;
+            std::memcpy(&got_bits, lx.data() + C + (i * n + j) * 4, 4);
+            std::memcpy(&want_bits, &want, 4);
+            if (std::isnan(want)) want_bits = got_bits | 0x7fc00000u;  // any quiet NaN
+            ASSERT_EQ(got_bits, want_bits)
+                << isa::dtype_name(dt) << " flags=" << flags << " patterns from " << base << ": C("
+                << i << "," << j << ")";
+            ++checked;
+          }
+      }
+  EXPECT_EQ(checked, 2 * 2 * 64 * m * n);
 }
 
 // fp8 (e4m3): every product is exact in fp32 and C(i,j) is the fp32 sum over kk ascending, as
