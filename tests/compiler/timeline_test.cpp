@@ -144,6 +144,38 @@ TEST(TimelineChannels, LoadsCrowdedOntoOneChannelShareItsRate) {
             few);
 }
 
+// 16 pairs of cores: the two cores of a pair load the two halves (`half` bytes each) of the
+// same 64-row blocks, four blocks, the pairs 3.5 MiB apart. GB/s predicted.
+double halves_gbps(int64_t half) {
+  constexpr int64_t kRows = 64, kBlocks = 4, kPairGap = 3670016;
+  std::vector<std::vector<isa::Instr>> per_core(32);
+  for (int c = 0; c < 32; ++c)
+    for (int64_t b = 0; b < kBlocks; ++b)
+      per_core[static_cast<size_t>(c)].push_back(isa::make_instr(
+          Opcode::DmaLoad, {{"dram", c / 2 * kPairGap + b * kRows * 2 * half + (c % 2) * half},
+                            {"lx", 0},
+                            {"bytes", half},
+                            {"rows", kRows},
+                            {"dram_stride", 2 * half},
+                            {"lx_stride", half},
+                            {"reps", 1}}));
+  for (auto& s : per_core) s.push_back(halt());
+  const auto cfg = arch::load_arch("spyre");
+  const double bytes = 32.0 * kBlocks * kRows * static_cast<double>(half);
+  return bytes / static_cast<double>(predict(per_core, cfg, CostParams{}).cycles) * cfg.clock_ghz;
+}
+
+TEST(TimelineChannels, HalfRowsMergeOnlyWhenTheirPiecesLoadTheChannelsAlike) {
+  // 6144-byte halves: the second starts on channel 0 like the first (48 words), so the two
+  // cores of a pair stay in step and their halves stream as whole rows; 7168-byte halves
+  // (the second on channel 8) drift apart in the DRAM model and each opens the rows alone:
+  // simulated 144 and 120 GB/s, 121 and 108 for one half alone (the member rule in
+  // timeline.cpp).
+  const double in_step = halves_gbps(6144), apart = halves_gbps(7168);
+  EXPECT_LT(apart, 0.85 * in_step) << "in step " << in_step << ", apart " << apart;
+  EXPECT_GT(in_step, 135.0);
+}
+
 TEST(TimelineChannels, TheFifoDramHasNoChannels) {
   const std::vector<std::string> fifo = {"dram.impl=fifo"};
   EXPECT_EQ(cycles(columns(8, true), fifo), cycles(columns(8, false), fifo));

@@ -33,7 +33,7 @@ struct CostParams {
   // crowd onto a few channels gets from each. Default the same V-curve point on "spyre", where
   // 32 cores keep all 16 channels busy (146.1 of 204.8 GB/s). Not replaced by the runner's
   // measurement: a chip with few cores measures its DMA engines there, not its channels
-  // ("tiny": 83 of 204.8 GB/s, while one of its channels alone moves 6 GB/s of strided rows).
+  // ("tiny": 83 of 204.8 GB/s, while one of its channels alone moves 5.8 GB/s of strided rows).
   double channel_efficiency = 0.713;
   // lpddr5: read/write turnaround, ns per byte of the smaller of the two streams; default IBM's
   // fit of Spyre's DRAM, T = (R + W) / 150 GB/s + 0.00574 ns x min(R, W)
