@@ -73,7 +73,8 @@ const float* half_table(isa::DType dt) {
 
 // `n` contiguous 16-bit elements at `src` as fp32, the values the table gives. Where the host
 // converts faster and gives every one of the 65,536 values bit for bit as the table does
-// (checked once: F16C's vcvtph2ps for fp16, a 16-bit shift for bf16), that way; else by table.
+// (checked on first use: F16C's vcvtph2ps for fp16, a 16-bit shift for bf16), that way; else
+// by table.
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target("avx2,f16c"))) void f16_by_f16c(const uint8_t* src, int64_t n, float* dst) {
   const int64_t full = n / 8 * 8;
@@ -102,7 +103,9 @@ bool f16c_exact() { return false; }
 #endif
 void bf16_by_shift(const uint8_t* src, int64_t n, float* dst) {
   for (int64_t i = 0; i < n; ++i) {
-    const uint32_t bits = static_cast<uint32_t>(src[2 * i] | (src[2 * i + 1] << 8)) << 16;
+    uint32_t bits = static_cast<uint32_t>(src[2 * i] | (src[2 * i + 1] << 8)) << 16;
+    // A signalling NaN quietened, as the table's conversion through double does.
+    if ((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0) bits |= 0x00400000u;
     std::memcpy(dst + i, &bits, 4);
   }
 }
@@ -139,19 +142,19 @@ inline float load_f32(const uint8_t* lx, int64_t base, int64_t e, isa::DType dt,
 // order per element, vectorised across columns.
 constexpr int64_t kPanel = 16;
 constexpr int kRows = 8;
-using F16 = float __attribute__((vector_size(64)));  // a panel row: 16 lanes
+using F32x16 = float __attribute__((vector_size(64)));  // a panel row: 16 fp32 lanes
 
 // (by reference: a vector passed by value would change the ABI between the clones)
-__attribute__((always_inline)) inline void load16(F16& v, const float* p) {
+__attribute__((always_inline)) inline void load16(F32x16& v, const float* p) {
   std::memcpy(&v, p, sizeof v);
 }
 
 // acc[r] (a panel's 16 sums of row r) += sum over kk of a[r * k + kk] * panel[kk].
 template <int R>
 __attribute__((always_inline)) inline void panel_rows(const float* a, int64_t k, const float* panel,
-                                                      F16 (&acc)[R]) {
+                                                      F32x16 (&acc)[R]) {
   for (int64_t kk = 0; kk < k; ++kk) {
-    F16 b;
+    F32x16 b;
     load16(b, panel + kk * kPanel);
     for (int r = 0; r < R; ++r) acc[r] += a[r * k + kk] * b;
   }
@@ -166,7 +169,7 @@ __attribute__((always_inline)) inline void panel_block(uint8_t* lx, const Mm& x,
   if (x.flags & 1)  // accumulate onto C
     for (int r = 0; r < R; ++r)
       std::memcpy(c[r], lx + x.c + ((i0 + r) * x.ldc + j0) * 4, static_cast<size_t>(width) * 4);
-  F16 acc[R];
+  F32x16 acc[R];
   for (int r = 0; r < R; ++r) load16(acc[r], c[r]);
   panel_rows<R>(a + i0 * x.k, x.k, panel, acc);
   for (int r = 0; r < R; ++r) {
@@ -270,7 +273,9 @@ void pt_execute(uint8_t* lx, const isa::Instr& in) {
   if (x.m <= 0 || x.n <= 0) return;
   const bool integer = !isa::dtype_is_float(x.dt);
   // A gathered once as fp32, row-major [m,k]; the buffers kept between calls (a pt.mm's are
-  // hundreds of KiB: fresh ones would cost page faults every time).
+  // hundreds of KiB: fresh ones would cost page faults every time). thread_local is enough:
+  // every core's SystemC process runs on the one kernel thread, and pt_execute returns before
+  // another starts (it never waits), nor does it call itself.
   thread_local std::vector<float> a, bp;
   a.resize(static_cast<size_t>(x.m * x.k));
   const float* table = half_table(x.dt);

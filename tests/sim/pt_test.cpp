@@ -292,50 +292,60 @@ TEST(PtFunctional, PanelledMatmulIsBitExactWithTheSequentialSum) {
 }
 
 // Functional, 16-bit inputs: every one of the 65,536 bit patterns of fp16 and of bf16 (zeros,
-// subnormals, infinities, NaNs) as an A element and as a B element (plain and TRANS_B) gives
-// C bit for bit as the sequential sum over the values isa::load_element decodes, however the
-// host converts the operands (a table, or its vector conversion where that agrees). A NaN
-// result only as a NaN: which input NaN's payload a product carries is the compiler's choice
-// (it may swap a commutative multiply's operands), in the table's path too.
-TEST(PtFunctional, EverySixteenBitPatternConvertsAsLoadElementDecodes) {
-  constexpr int64_t m = 16, n = 16, k = 64;  // 1,024 patterns of A and of B per pt.mm
-  const int64_t A = 0, B = 4096, C = 8192;
+// subnormals, infinities, NaNs) reaches C as the value isa::load_element decodes, as an A
+// element and as a B element (plain and TRANS_B), however the host converts the operands (a
+// table, or its vector conversion where that agrees). Each C element holds exactly one
+// pattern: the pattern's row (A) or column (B) is zero but for it, the other operand all
+// ones, and the patterns sit at every position of a 16-element row (every vector lane). A NaN
+// only as a NaN (its payload is the compiler's choice of a multiply's operand order), and -0
+// as 0 (the sum starts at +0).
+TEST(PtFunctional, EverySixteenBitPatternReachesCAsLoadElementDecodes) {
+  constexpr int64_t m = 16, n = 16, k = 16;  // 16 patterns per pt.mm, pattern r at kk = r
+  const int64_t A = 0, B = 1024, C = 2048;
+  const uint16_t one_f16 = 0x3c00, one_bf16 = 0x3f80;
   int checked = 0;
   for (isa::DType dt : {isa::DType::F16, isa::DType::BF16})
-    for (int64_t flags : {0, 2})
-      for (uint32_t base = 0; base < 65536; base += m * k) {
-        std::vector<uint8_t> lx(1 << 14, 0);
-        std::vector<float> a(m * k), bt(n * k);
-        for (int64_t e = 0; e < m * k; ++e) {  // A(i, kk) = pattern base + e; B a shuffle
-          const auto pa = static_cast<uint16_t>(base + e);
-          const auto pb = static_cast<uint16_t>((base + e) * 40503u);
-          std::memcpy(lx.data() + A + e * 2, &pa, 2);
-          std::memcpy(lx.data() + B + e * 2, &pb, 2);
-          a[e] = static_cast<float>(isa::load_element(lx.data() + A + e * 2, dt));
-          // B's element e is B(e / n, e % n) plain, B(e % k, e / k) transposed: bt[j, kk]
-          const int64_t j = flags & 2 ? e / k : e % n, kk = flags & 2 ? e % k : e / n;
-          bt[j * k + kk] = static_cast<float>(isa::load_element(lx.data() + B + e * 2, dt));
-        }
-        pt_execute(lx.data(), pt_mm(A, B, C, m, n, k, k, flags & 2 ? k : n, n, flags, dt));
+    for (int64_t where : {0, 1, 2})  // the patterns in A; in B plain; in B transposed
+      for (uint32_t base = 0; base < 65536; base += 16) {
+        std::vector<uint8_t> lx(1 << 13, 0);
+        const uint16_t one = dt == isa::DType::F16 ? one_f16 : one_bf16;
+        auto put = [&](int64_t at, uint16_t v) { std::memcpy(lx.data() + at, &v, 2); };
+        for (int64_t r = 0; r < 16; ++r)
+          for (int64_t t = 0; t < 16; ++t) {
+            // A(r, t) and B's element (r, t) of its storage: the pattern on the diagonal
+            // (zeros elsewhere) for the operand under test, ones for the other.
+            const auto pattern = static_cast<uint16_t>(t == r ? base + r : 0);
+            put(A + (r * k + t) * 2, where == 0 ? pattern : one);
+            put(B + (r * 16 + t) * 2, where == 0 ? one : pattern);
+          }
+        const int64_t flags = where == 2 ? 2 : 0;
+        pt_execute(lx.data(), pt_mm(A, B, C, m, n, k, k, 16, n, flags, dt));
         for (int64_t i = 0; i < m; ++i)
           for (int64_t j = 0; j < n; ++j) {
-            volatile float acc = 0.0f;
-            for (int64_t kk = 0; kk < k; ++kk) {
-              volatile float prod = a[i * k + kk] * bt[j * k + kk];
-              acc = acc + prod;
+            // The one pattern of C(i, j): row i's in A, column j's in B (stored row j when
+            // transposed, its kk = j either way).
+            const int64_t r = where == 0 ? i : j;
+            const auto pattern = static_cast<uint16_t>(base + r);
+            uint8_t bytes[2];
+            std::memcpy(bytes, &pattern, 2);
+            const float want = static_cast<float>(isa::load_element(bytes, dt));
+            float got;
+            std::memcpy(&got, lx.data() + C + (i * n + j) * 4, 4);
+            if (std::isnan(want)) {
+              ASSERT_TRUE(std::isnan(got)) << isa::dtype_name(dt) << " pattern " << pattern;
+            } else {
+              uint32_t got_bits, want_bits;
+              const float want_sum = 0.0f + want;  // -0 becomes +0, as in the sum
+              std::memcpy(&got_bits, &got, 4);
+              std::memcpy(&want_bits, &want_sum, 4);
+              ASSERT_EQ(got_bits, want_bits)
+                  << isa::dtype_name(dt) << " where=" << where << " pattern " << pattern << " C("
+                  << i << "," << j << ")";
             }
-            const float want = acc;
-            uint32_t got_bits, want_bits;
-            std::memcpy(&got_bits, lx.data() + C + (i * n + j) * 4, 4);
-            std::memcpy(&want_bits, &want, 4);
-            if (std::isnan(want)) want_bits = got_bits | 0x7fc00000u;  // any quiet NaN
-            ASSERT_EQ(got_bits, want_bits)
-                << isa::dtype_name(dt) << " flags=" << flags << " patterns from " << base << ": C("
-                << i << "," << j << ")";
             ++checked;
           }
       }
-  EXPECT_EQ(checked, 2 * 2 * 64 * m * n);
+  EXPECT_EQ(checked, 2 * 3 * 4096 * m * n);
 }
 
 // fp8 (e4m3): every product is exact in fp32 and C(i,j) is the fp32 sum over kk ascending, as
