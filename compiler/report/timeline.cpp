@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "dma_dram.h"
 #include "spyre/arch/unit_timing.h"
 #include "spyre/compiler/cost.h"
 
@@ -43,7 +44,7 @@ struct Transfer {  // a DMA in flight
   double cap;       // DRAM bytes/cycle: the engine's rate and its outstanding requests
   double eff;       // its bytes per DRAM byte (what crosses its memory port)
   size_t port;      // its core's memory port and direction: 2 x port + (write ? 1 : 0)
-  int spread;       // how its bytes spread over the DRAM's channels: -1 evenly, else spreads_
+  int spread;       // how its bytes spread over the DRAM's channels: -1 evenly (dma_dram.h)
   double rate = 0;  // DRAM bytes/cycle now (reshare)
 };
 
@@ -105,8 +106,7 @@ class Timeline {
     port_buffer_ = static_cast<double>(cfg.mem_port_buffer_bytes);
     tokens_left_.assign(2 * std::max<size_t>(1, ports), port_buffer_);
     port_flow_.assign(tokens_left_.size(), 0.0);
-    channel_spreads();
-    strided_efficiency();
+    dd_ = dma_dram(per_core, cfg, cp);
   }
 
   // Each instruction's closed-form cost (cost.h: instr_cost), per core.
@@ -220,13 +220,13 @@ class Timeline {
       // Setup and the first data's latency, then the bytes at the DRAM share.
       const double lead = static_cast<double>(cfg_.dma_setup_cycles) + latency_;
       // Strided rows cost the DRAM more than their bytes (cost.h: run_efficiency).
-      const double eff = eff_[static_cast<size_t>(core)][idx];
+      const double eff = dd_.eff[static_cast<size_t>(core)][idx];
       const size_t port =
           2 * std::min(static_cast<size_t>(core / cores_per_port_), tokens_left_.size() / 2 - 1) +
           (is_dma_write(in.op) ? 1 : 0);
       pending_dma_.push_back({core, q, static_cast<double>(c.dram_bytes) / eff,
                               std::min(static_cast<double>(rate) * words, outstanding) / eff,
-                              eff / words, port, spread_[static_cast<size_t>(core)][idx]});
+                              eff / words, port, dd_.spread[static_cast<size_t>(core)][idx]});
       admit_at_.push_back(now_ + lead);
       if (now_ + lead < dram_next_) {  // the DRAM looks again when it is admitted
         dram_next_ = now_ + lead;
@@ -244,169 +244,6 @@ class Timeline {
           (in.op == Opcode::RingReduce ? cfg_.ring_reduce_latency_cycles : 0));
     }
     push(now_ + dur, Ev::Done, core, q);
-  }
-
-  // Strided DMA rows cost the DRAM more than their bytes (cost.h: CostParams::run_efficiency).
-  // Cores that stream neighbouring columns of the same rows at once (the column stripes of one
-  // matrix) share the DRAM rows they open: together they are rows of a longer run. The DMAs
-  // that run together are taken to be the j-th strided transfer of each core's queue at the
-  // same stride (the cores walk their tiles in step); their rows' byte ranges, merged, give the
-  // group's run, and a DMA moves at the better of its own efficiency and its group's. Gathers
-  // and scatters (rows at data-dependent addresses) count as contiguous.
-  void strided_efficiency() {
-    eff_.resize(cores_.size());
-    std::map<std::array<int64_t, 4>, std::vector<std::pair<size_t, size_t>>> groups;
-    for (size_t c = 0; c < cores_.size(); ++c) {
-      eff_[c].assign(cores_[c].size(), 1.0);
-      std::map<std::array<int64_t, 3>, int64_t> rank;  // (queue, stride, run) -> count
-      for (size_t i = 0; i < cores_[c].size(); ++i) {
-        const isa::Instr& in = cores_[c][i];
-        if (!is_dma(in.op) || in.op == Opcode::DmaGather || in.op == Opcode::DmaScatter ||
-            in.get("rows") <= 1 || in.get("dram_stride") == in.get("bytes"))
-          continue;
-        const int64_t q = static_cast<int64_t>(isa::queue_of(in));
-        const int64_t stride = in.get("dram_stride");
-        const std::array<int64_t, 3> shape = {q, stride, in.get("bytes")};
-        groups[{q, stride, in.get("bytes"), rank[shape]++}].emplace_back(c, i);
-      }
-    }
-    const int64_t window = cfg_.dram_word_bytes * cfg_.dram_channels *
-                           std::max<int64_t>(1, cfg_.dram_row_bytes / cfg_.dram_word_bytes);
-    std::vector<std::pair<int64_t, int64_t>> spans;
-    for (const auto& [key, members] : groups) {
-      // The columns the members' rows cover (their offsets within one stride), merged: the
-      // group's runs.
-      const int64_t stride = key[1];
-      spans.clear();
-      int64_t rows = 0;
-      for (const auto& [c, i] : members) {
-        const isa::Instr& in = cores_[c][i];
-        const int64_t col = in.get("dram") % stride, end = col + in.get("bytes");
-        spans.emplace_back(col, std::min(end, stride));
-        if (end > stride) spans.emplace_back(0, end - stride);
-        rows = std::max(rows, in.get("rows"));
-      }
-      std::sort(spans.begin(), spans.end());
-      int64_t runs = 0, bytes = 0, lo = spans.front().first, hi = spans.front().first;
-      for (const auto& [a, b] : spans) {
-        if (a > hi) {
-          ++runs;
-          bytes += hi - lo;
-          lo = a;
-        }
-        hi = std::max(hi, b);
-      }
-      ++runs;
-      bytes += hi - lo;
-      const int64_t run = std::min(stride, bytes / runs);
-      const double group = run >= stride ? 1.0 : efficiency(run, stride, rows, lo, window);
-      const bool meet = members_meet(members, stride);
-      for (const auto& [c, i] : members) {
-        const isa::Instr& in = cores_[c][i];
-        const double own =
-            efficiency(in.get("bytes"), stride, in.get("rows"), in.get("dram"), window);
-        eff_[c][i] = meet ? std::max(group, own) : own;
-      }
-    }
-  }
-  // How each DMA's words spread over the DRAM's channels (the default interleave: channel =
-  // word % channels, CostParams::dram_visits). A transfer moves its bytes on every channel it
-  // touches in proportion, so transfers that crowd onto a few channels at once (the K column
-  // of every core's A tile, rows a power of two apart) are held to those channels' share of
-  // the bandwidth, while transfers spread evenly share the whole DRAM. Gathers, scatters and
-  // DRAM models without channels spread evenly.
-  void channel_spreads() {
-    spread_.resize(cores_.size());
-    const std::string& map = cfg_.dram_address_map;
-    const bool mapped = cfg_.dram_impl == "lpddr5" && cfg_.dram_channels > 1 && map.size() >= 2 &&
-                        map.substr(map.size() - 2) == "ch";
-    nch_ = mapped ? static_cast<size_t>(cfg_.dram_channels) : 1;
-    chan_bw_ = mapped ? cp_.channel_bytes_per_cycle(cfg_) : kInf;  // else the DRAM's total alone
-    std::map<std::vector<int64_t>, int> ids;
-    std::vector<int64_t> words(nch_);
-    std::vector<CostParams::DramVisit> visits;
-    const int64_t word = std::max<int64_t>(1, cfg_.dram_word_bytes);
-    const auto nch = static_cast<int64_t>(nch_);
-    for (size_t c = 0; c < cores_.size(); ++c) {
-      spread_[c].assign(cores_[c].size(), -1);
-      if (!mapped) continue;
-      for (size_t i = 0; i < cores_[c].size(); ++i) {
-        const isa::Instr& in = cores_[c][i];
-        // Repetitions (reps, outer) move the rows elsewhere: counted as spread evenly, as are
-        // rows a negative stride apart.
-        if ((in.op != Opcode::DmaLoad && in.op != Opcode::DmaStore) || in.get("reps") > 1 ||
-            in.get("outer") > 1 || in.get("dram_stride") < 0)
-          continue;
-        std::fill(words.begin(), words.end(), 0);
-        const int64_t bytes = in.get("bytes"), rows = in.get("rows");
-        visits.clear();
-        if (cp_.dram_visits(cfg_, bytes, in.get("dram_stride"), rows, in.get("dram"), visits)) {
-          for (const auto& v : visits) ++words[static_cast<size_t>(v.channel)];
-        } else {  // one contiguous range: whole turns of the channels, then the rest
-          const int64_t lo = in.get("dram") / word;
-          const int64_t n =
-              ceil_div(in.get("dram") + bytes * std::max<int64_t>(rows, 1), word) - lo;
-          for (int64_t k = 0; k < nch; ++k)
-            words[static_cast<size_t>((lo + k) % nch)] = n / nch + (k < n % nch ? 1 : 0);
-        }
-        if (std::all_of(words.begin(), words.end(), [&](int64_t w) { return w == words[0]; }))
-          continue;
-        auto [it, fresh] = ids.emplace(words, static_cast<int>(spreads_.size()));
-        if (fresh) {
-          int64_t total = 0;
-          for (int64_t w : words) total += w;
-          std::vector<std::pair<size_t, double>> shares;
-          for (size_t k = 0; k < nch_; ++k)
-            if (words[k] > 0)
-              shares.emplace_back(k, static_cast<double>(words[k]) / static_cast<double>(total));
-          spreads_.push_back(std::move(shares));
-        }
-        spread_[c][i] = it->second;
-      }
-    }
-  }
-
-  // Whether a group's members open the DRAM rows together. Each member's requests reach the
-  // DRAM's queues a few pieces ahead (its in-flight bytes); members that share a channel meet
-  // in its rows only while they stay in step. They stay in step when their rows start on the
-  // same channel (every piece loads the channels alike, so the DRAM serves them alike) or when
-  // each has the whole of its part of a DRAM row window in flight at once; otherwise they
-  // drift apart and each opens the rows for itself. Simulated (2026-12-06): 16 pairs of cores
-  // loading the two halves of 64-row blocks, halves of 4096, 6144, 8192 and 10240 bytes
-  // (second half starting on channel 0) stream 144-154 GB/s together against 121-124 alone;
-  // halves of 1536-7168 bytes starting on another channel 104-120 against 84-108 alone, after
-  // starting in step at 153; 1024-byte halves (no channel shared) 158.
-  bool members_meet(const std::vector<std::pair<size_t, size_t>>& members, int64_t stride) {
-    const int64_t word = std::max<int64_t>(1, cfg_.dram_word_bytes);
-    const auto nch = static_cast<int64_t>(nch_);
-    const int64_t window = word * nch * std::max<int64_t>(1, cfg_.dram_row_bytes / word);
-    std::vector<std::pair<int64_t, int64_t>> phases;  // per member: first channel, channels
-    for (const auto& [c, i] : members) {
-      const isa::Instr& in = cores_[c][i];
-      const int64_t piece = std::min(std::max<int64_t>(in.get("bytes"), 1), cfg_.dma_burst_bytes);
-      const int64_t part = in.get("bytes") * std::max<int64_t>(1, window / stride);
-      if (part <= arch::dma_in_flight(cfg_, piece) * piece) continue;  // in step anyway
-      phases.emplace_back(in.get("dram") / word % nch,
-                          std::min(nch, ceil_div(in.get("dram") % word + in.get("bytes"), word)));
-    }
-    for (size_t a = 0; a < phases.size(); ++a)
-      for (size_t b = a + 1; b < phases.size(); ++b) {
-        if (phases[a].first == phases[b].first) continue;
-        // Channels [first, first + n) mod nch of each: do they share one?
-        const int64_t d = (phases[b].first - phases[a].first + nch) % nch;
-        if (d < phases[a].second || nch - d < phases[b].second) return false;
-      }
-    return true;
-  }
-
-  // CostParams::run_efficiency (the row-visit factor: the channels are shared by the fluid),
-  // remembered per DMA shape (kernels repeat a few shapes).
-  double efficiency(int64_t run, int64_t stride, int64_t rows, int64_t addr, int64_t window) {
-    const std::array<int64_t, 4> key = {run, stride, std::min<int64_t>(rows, 64), addr % window};
-    auto it = run_eff_.find(key);
-    if (it == run_eff_.end())
-      it = run_eff_.emplace(key, cp_.run_efficiency(cfg_, run, stride, rows, key[3], true)).first;
-    return it->second;
   }
 
   int64_t ring_hops(int a, int b) const {
@@ -478,19 +315,19 @@ class Timeline {
   void reshare() {
     // Progressive filling: the unfrozen transfers rise together until a DRAM channel, a dry
     // port or a transfer's own cap is full; those on it freeze; the rest go on. The DRAM as a
-    // whole passes dram_bw_ (the kernel's mix), each channel chan_bw_; a transfer loads the
-    // channels in its spread's proportions.
+    // whole passes dram_bw_ (the kernel's mix), each channel one channel's rate; a transfer loads
+    // the channels in its spread's proportions.
     std::vector<char>& frozen = frozen_;
     frozen.assign(active_.size(), 0);
     size_t left_n = active_.size();
     double dram_used = 0;
-    chan_used_.assign(nch_, 0.0);
+    chan_used_.assign(dd_.channels, 0.0);
     std::vector<double>& port_used = port_used_;
     port_used.assign(tokens_left_.size(), 0.0);
     std::vector<double>& port_eff = port_eff_;
     while (left_n > 0) {
       port_eff.assign(tokens_left_.size(), 0.0);
-      chan_w_.assign(nch_, 0.0);
+      chan_w_.assign(dd_.channels, 0.0);
       double even = 0, level = (dram_bw_ - dram_used) / static_cast<double>(left_n);
       for (size_t i = 0; i < active_.size(); ++i)
         if (!frozen[i]) {
@@ -498,14 +335,15 @@ class Timeline {
           level = std::min(level, x.cap);
           port_eff[x.port] += x.eff;
           if (x.spread < 0)
-            even += 1.0 / static_cast<double>(nch_);
+            even += 1.0 / static_cast<double>(dd_.channels);
           else
-            for (const auto& [k, share] : spreads_[static_cast<size_t>(x.spread)])
+            for (const auto& [k, share] : dd_.spreads[static_cast<size_t>(x.spread)])
               chan_w_[k] += share;
         }
-      for (size_t k = 0; k < nch_; ++k) {
+      for (size_t k = 0; k < dd_.channels; ++k) {
         chan_w_[k] += even;
-        if (chan_w_[k] > 0) level = std::min(level, (chan_bw_ - chan_used_[k]) / chan_w_[k]);
+        if (chan_w_[k] > 0)
+          level = std::min(level, (dd_.channel_bytes_per_cycle - chan_used_[k]) / chan_w_[k]);
       }
       for (size_t p = 0; p < tokens_left_.size(); ++p)
         if (tokens_left_[p] <= 0 && port_eff[p] > 0)
@@ -513,10 +351,11 @@ class Timeline {
       level = std::max(level, 0.0);
       const bool dram_full =
           dram_used + level * static_cast<double>(left_n) >= dram_bw_ * (1 - 1e-12);
-      chan_full_.assign(nch_, 0);
+      chan_full_.assign(dd_.channels, 0);
       bool any_full = false;
-      for (size_t k = 0; k < nch_; ++k)
-        if (chan_w_[k] > 0 && chan_used_[k] + level * chan_w_[k] >= chan_bw_ * (1 - 1e-12))
+      for (size_t k = 0; k < dd_.channels; ++k)
+        if (chan_w_[k] > 0 &&
+            chan_used_[k] + level * chan_w_[k] >= dd_.channel_bytes_per_cycle * (1 - 1e-12))
           chan_full_[k] = 1, any_full = true;
       for (size_t i = 0; i < active_.size(); ++i) {
         if (frozen[i]) continue;
@@ -526,7 +365,7 @@ class Timeline {
             port_used[x.port] + level * port_eff[x.port] >= port_rate_ * (1 - 1e-12);
         bool chan_full = x.spread < 0 && any_full;
         if (x.spread >= 0)
-          for (const auto& [k, share] : spreads_[static_cast<size_t>(x.spread)])
+          for (const auto& [k, share] : dd_.spreads[static_cast<size_t>(x.spread)])
             chan_full = chan_full || chan_full_[k];
         if (dram_full || chan_full || port_full || x.cap <= level) {
           x.rate = level;
@@ -535,9 +374,9 @@ class Timeline {
           dram_used += level;
           port_used[x.port] += level * x.eff;
           if (x.spread < 0)
-            for (double& u : chan_used_) u += level / static_cast<double>(nch_);
+            for (double& u : chan_used_) u += level / static_cast<double>(dd_.channels);
           else
-            for (const auto& [k, share] : spreads_[static_cast<size_t>(x.spread)])
+            for (const auto& [k, share] : dd_.spreads[static_cast<size_t>(x.spread)])
               chan_used_[k] += level * share;
         }
       }
@@ -587,23 +426,19 @@ class Timeline {
   std::vector<std::vector<int64_t>> tokens_;
   std::vector<int> stalled_;  // per core: the full queue its sequencer waits on, or -1
   std::vector<char> frozen_;  // reshare()'s scratch
-  std::vector<double> port_used_, port_eff_;  // reshare()'s scratch
-  std::vector<double> chan_used_, chan_w_;    // reshare()'s scratch, per channel
-  std::vector<char> chan_full_;               // reshare()'s scratch, per channel
-  size_t nch_ = 1;                            // the DRAM's channels (1: not modelled)
-  std::vector<std::vector<std::pair<size_t, double>>> spreads_;  // channel, share of bytes
-  std::vector<std::vector<int>> spread_;  // per core and instruction: spreads_ index, -1 even
+  std::vector<double> port_used_, port_eff_;     // reshare()'s scratch
+  std::vector<double> chan_used_, chan_w_;       // reshare()'s scratch, per channel
+  std::vector<char> chan_full_;                  // reshare()'s scratch, per channel
   std::vector<double> tokens_left_, port_flow_;  // per port and direction: bytes, bytes/cycle
   int64_t cores_per_port_ = 1;
   double port_rate_ = 0, port_buffer_ = 0;  // bytes/cycle, bytes
   std::vector<const isa::Instr*> current_;  // per core and queue: the instruction running
-  std::map<std::array<int64_t, 4>, double> run_eff_;
   std::vector<std::vector<InstrCost>> cost_;
-  std::vector<std::vector<double>> eff_;  // per core and instruction: the DRAM's efficiency
+  DmaDram dd_;  // each DMA's DRAM efficiency and channel spread (dma_dram.h)
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   std::vector<Transfer> active_, pending_dma_;
   std::vector<double> admit_at_;
-  double now_ = 0, dram_bw_ = 1, chan_bw_ = 1, latency_ = 0, dram_next_ = kInf;
+  double now_ = 0, dram_bw_ = 1, latency_ = 0, dram_next_ = kInf;
   uint64_t dram_version_ = 0;
 };
 

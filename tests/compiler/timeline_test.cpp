@@ -169,8 +169,8 @@ TEST(TimelineChannels, HalfRowsMergeOnlyWhenTheirPiecesLoadTheChannelsAlike) {
   // 6144-byte halves: the second starts on channel 0 like the first (48 words), so the two
   // cores of a pair stay in step and their halves stream as whole rows; 7168-byte halves
   // (the second on channel 8) drift apart in the DRAM model and each opens the rows alone:
-  // simulated 144 and 120 GB/s, 121 and 108 for one half alone (the member rule in
-  // timeline.cpp).
+  // simulated 144 and 120 GB/s, 121 and 108 for one half alone (members_meet in
+  // dma_dram.cpp).
   const double in_step = halves_gbps(6144), apart = halves_gbps(7168);
   EXPECT_LT(apart, 0.85 * in_step) << "in step " << in_step << ", apart " << apart;
   EXPECT_GT(in_step, 135.0);
