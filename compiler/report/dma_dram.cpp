@@ -112,11 +112,6 @@ class Builder {
     out_.channel_bytes_per_cycle =
         mapped ? cp_.channel_bytes_per_cycle(cfg_)
                : std::numeric_limits<double>::infinity();  // else the DRAM's total alone
-    std::map<std::vector<int64_t>, int> ids;
-    std::vector<int64_t> words(out_.channels);
-    std::vector<CostParams::DramVisit> visits;
-    const int64_t word = std::max<int64_t>(1, cfg_.dram_word_bytes);
-    const auto nch = static_cast<int64_t>(out_.channels);
     for (size_t c = 0; c < cores_.size(); ++c) {
       out_.spread[c].assign(cores_[c].size(), -1);
       if (!mapped) continue;
@@ -127,33 +122,44 @@ class Builder {
         if ((in.op != Opcode::DmaLoad && in.op != Opcode::DmaStore) || in.get("reps") > 1 ||
             in.get("outer") > 1 || in.get("dram_stride") < 0)
           continue;
-        std::fill(words.begin(), words.end(), 0);
-        const int64_t bytes = in.get("bytes"), rows = in.get("rows");
-        visits.clear();
-        if (cp_.dram_visits(cfg_, bytes, in.get("dram_stride"), rows, in.get("dram"), visits)) {
-          for (const auto& v : visits) ++words[static_cast<size_t>(v.channel)];
-        } else {  // one contiguous range: whole turns of the channels, then the rest
-          const int64_t lo = in.get("dram") / word;
-          const int64_t n =
-              ceil_div(in.get("dram") + bytes * std::max<int64_t>(rows, 1), word) - lo;
-          for (int64_t k = 0; k < nch; ++k)
-            words[static_cast<size_t>((lo + k) % nch)] = n / nch + (k < n % nch ? 1 : 0);
-        }
-        if (std::all_of(words.begin(), words.end(), [&](int64_t w) { return w == words[0]; }))
-          continue;
-        auto [it, fresh] = ids.emplace(words, static_cast<int>(out_.spreads.size()));
-        if (fresh) {
-          int64_t total = 0;
-          for (int64_t w : words) total += w;
-          std::vector<std::pair<size_t, double>> shares;
-          for (size_t k = 0; k < out_.channels; ++k)
-            if (words[k] > 0)
-              shares.emplace_back(k, static_cast<double>(words[k]) / static_cast<double>(total));
-          out_.spreads.push_back(std::move(shares));
-        }
-        out_.spread[c][i] = it->second;
+        out_.spread[c][i] =
+            spread_of(in.get("bytes"), in.get("dram_stride"), in.get("rows"), in.get("dram"));
       }
     }
+  }
+  // The spreads index of `rows` rows of `bytes` bytes `stride` apart from `dram` (-1: even),
+  // remembered per shape and channel offset (kernels repeat a few shapes).
+  int spread_of(int64_t bytes, int64_t stride, int64_t rows, int64_t dram) {
+    const int64_t word = std::max<int64_t>(1, cfg_.dram_word_bytes);
+    const auto nch = static_cast<int64_t>(out_.channels);
+    const std::array<int64_t, 4> key = {bytes, stride, rows, dram % (word * nch)};
+    if (auto it = spread_memo_.find(key); it != spread_memo_.end()) return it->second;
+    std::vector<int64_t> words(out_.channels, 0);
+    std::vector<CostParams::DramVisit> visits;
+    if (cp_.dram_visits(cfg_, bytes, stride, rows, key[3], visits)) {
+      for (const auto& v : visits) ++words[static_cast<size_t>(v.channel)];
+    } else {  // one contiguous range: whole turns of the channels, then the rest
+      const int64_t lo = key[3] / word;
+      const int64_t n = ceil_div(key[3] + bytes * std::max<int64_t>(rows, 1), word) - lo;
+      for (int64_t k = 0; k < nch; ++k)
+        words[static_cast<size_t>((lo + k) % nch)] = n / nch + (k < n % nch ? 1 : 0);
+    }
+    int id = -1;
+    if (!std::all_of(words.begin(), words.end(), [&](int64_t w) { return w == words[0]; })) {
+      auto [it, fresh] = spread_ids_.emplace(words, static_cast<int>(out_.spreads.size()));
+      if (fresh) {
+        int64_t total = 0;
+        for (int64_t w : words) total += w;
+        std::vector<std::pair<size_t, double>> shares;
+        for (size_t k = 0; k < out_.channels; ++k)
+          if (words[k] > 0)
+            shares.emplace_back(k, static_cast<double>(words[k]) / static_cast<double>(total));
+        out_.spreads.push_back(std::move(shares));
+      }
+      id = it->second;
+    }
+    spread_memo_.emplace(key, id);
+    return id;
   }
 
   // Whether a group's members open the DRAM rows together. Each member's requests reach the
@@ -204,6 +210,8 @@ class Builder {
   const CostParams& cp_;
   DmaDram out_;
   std::map<std::array<int64_t, 4>, double> run_eff_;
+  std::map<std::array<int64_t, 4>, int> spread_memo_;  // spread_of's answers
+  std::map<std::vector<int64_t>, int> spread_ids_;     // words per channel -> spreads index
 };
 
 }  // namespace

@@ -89,17 +89,10 @@ __attribute__((target("avx2,f16c"))) void f16_by_f16c(const uint8_t* src, int64_
     std::memcpy(dst + full, f, static_cast<size_t>(n - full) * sizeof(float));
   }
 }
-bool f16c_exact() {
-  if (!__builtin_cpu_supports("f16c") || !__builtin_cpu_supports("avx2")) return false;
-  std::vector<uint8_t> all(2 * 65536);
-  for (uint32_t h = 0; h < 65536; ++h) all[2 * h] = h & 0xff, all[2 * h + 1] = h >> 8;
-  std::vector<float> got(65536);
-  f16_by_f16c(all.data(), 65536, got.data());
-  return std::memcmp(got.data(), half_table(isa::DType::F16), 65536 * sizeof(float)) == 0;
-}
+bool f16c_usable() { return __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx2"); }
 #else
 void f16_by_f16c(const uint8_t*, int64_t, float*) {}
-bool f16c_exact() { return false; }
+bool f16c_usable() { return false; }
 #endif
 void bf16_by_shift(const uint8_t* src, int64_t n, float* dst) {
   for (int64_t i = 0; i < n; ++i) {
@@ -109,15 +102,17 @@ void bf16_by_shift(const uint8_t* src, int64_t n, float* dst) {
     std::memcpy(dst + i, &bits, 4);
   }
 }
-bool bf16_shift_exact() {
+// Whether `convert` gives every one of the 65,536 patterns of `dt` as the table does.
+bool matches_table(void (*convert)(const uint8_t*, int64_t, float*), isa::DType dt) {
   std::vector<uint8_t> all(2 * 65536);
   for (uint32_t h = 0; h < 65536; ++h) all[2 * h] = h & 0xff, all[2 * h + 1] = h >> 8;
   std::vector<float> got(65536);
-  bf16_by_shift(all.data(), 65536, got.data());
-  return std::memcmp(got.data(), half_table(isa::DType::BF16), 65536 * sizeof(float)) == 0;
+  convert(all.data(), 65536, got.data());
+  return std::memcmp(got.data(), half_table(dt), 65536 * sizeof(float)) == 0;
 }
 void convert16(const uint8_t* src, int64_t n, float* dst, isa::DType dt, const float* table) {
-  static const bool f16c = f16c_exact(), bf16_shift = bf16_shift_exact();
+  static const bool f16c = f16c_usable() && matches_table(f16_by_f16c, isa::DType::F16),
+                    bf16_shift = matches_table(bf16_by_shift, isa::DType::BF16);
   if (dt == isa::DType::F16 && f16c) return f16_by_f16c(src, n, dst);
   if (dt == isa::DType::BF16 && bf16_shift) return bf16_by_shift(src, n, dst);
   for (int64_t i = 0; i < n; ++i) dst[i] = table[src[2 * i] | (src[2 * i + 1] << 8)];
