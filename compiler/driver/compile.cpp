@@ -3,6 +3,7 @@
 #include "spyre/compiler/compile.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -129,6 +130,21 @@ void CompileOptions::set(const std::string& key, const std::string& value) {
     schedule = value;
     return;
   }
+  if (key == "ibm.kernel_start_ns") {
+    double v = -1;
+    try {
+      size_t used = 0;
+      v = std::stod(value, &used);
+      if (used != value.size()) v = -1;
+    } catch (const std::exception&) {
+      v = -1;
+    }
+    if (!(v >= 0 && v <= 1e9))
+      throw Error("compiler.ibm.kernel_start_ns",
+                  "expected nanoseconds in [0, 1e9], got '" + value + "'");
+    ibm_kernel_start_ns = v;
+    return;
+  }
   if (key == "cores") {
     cores = positive_ints(key, value, 1, "N (the cores the work is divided over, >= 1)")[0];
     return;
@@ -252,6 +268,7 @@ void CompileOptions::set(const std::string& key, const std::string& value) {
 const std::vector<std::string>& CompileOptions::keys() {
   static const std::vector<std::string> k = {"cores",
                                              "schedule",
+                                             "ibm.kernel_start_ns",
                                              "fusion",
                                              "fusion_limit",
                                              "matmul_split",
@@ -300,6 +317,7 @@ nlohmann::json CompileOptions::to_json() const {
       debug.force_all_fusions ? nlohmann::json("all") : nlohmann::json(debug.force_fusion);
   return {{"cores", cores},
           {"schedule", schedule},
+          {"ibm", {{"kernel_start_ns", ibm_kernel_start_ns}}},
           {"fusion", fusion},
           {"fusion_limit", fusion_limit},
           {"matmul_split", matmul_split},
@@ -437,6 +455,13 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& chip,
   if (g.nodes.empty())
     for (auto& c : cores) c.halt(0);
   for (auto& c : cores) prog.cores.push_back(c.instrs());
+  // IBM's runtime launches every kernel as a job: its start-up comes before the first
+  // instruction on every core (compile.h ibm_kernel_start_ns).
+  const int64_t start_cycles =
+      ibm ? static_cast<int64_t>(std::llround(opts.ibm_kernel_start_ns * cfg.clock_ghz)) : 0;
+  if (start_cycles > 0)
+    for (auto& c : prog.cores)
+      c.insert(c.begin(), isa::make_instr(isa::Opcode::Delay, {{"cycles", start_cycles}}, 0));
   // Where each kernel's instructions lie on each core (kernels without a barrier between them
   // are flushed together, so this is read off the finished streams): first and last index,
   // -1 when the core runs none of it.
@@ -510,7 +535,8 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& chip,
   rep["lx_residency"]["enabled"] = lx_planning;
   rep["kernels"] = kernels;
   rep["totals"] = {{"kernels", kernels.size()},
-                   {"predicted_cycles", total_cycles},
+                   {"predicted_cycles", total_cycles + start_cycles},
+                   {"start_cycles", start_cycles},
                    {"dram_bytes", total_dram},
                    {"instructions", prog.num_instructions()},
                    {"hw_loops",

@@ -161,6 +161,11 @@ class Timeline {
       i = s.size();
       return finish_core(core);
     }
+    if (in.op == Opcode::Delay) {  // the sequencer waits; the queues go on meanwhile
+      push(now_ + static_cast<double>(in.get("cycles")), Ev::Seq, core, 0);
+      ++i;
+      return;
+    }
     const int q = static_cast<int>(isa::queue_of(in));
     Q& qu = queues_[static_cast<size_t>(core)][static_cast<size_t>(q)];
     if (static_cast<int64_t>(qu.waiting.size()) >= cfg_.queue_depth) {

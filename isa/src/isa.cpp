@@ -234,7 +234,8 @@ const std::vector<RangeCheck>& range_checks(Opcode op) {
         {"flags", {0, 3}},
         {"acc", {0, 1}},
         {"in_bytes", {0, kBig}},
-        {"out_bytes", {0, kBig}}};
+        {"out_bytes", {0, kBig}},
+        {"cycles", {0, kBig}}};
     std::vector<std::vector<RangeCheck>> t(static_cast<size_t>(num_opcodes()));
     for (int o = 0; o < num_opcodes(); ++o) {
       const OpInfo& info = op_info(static_cast<Opcode>(o));

@@ -126,6 +126,15 @@ void Core::try_place() {
     });
     return;
   }
+  if (op == Opcode::Delay) {  // time outside the program: the queues go on meanwhile
+    phase_ = Phase::Delaying;
+    const isa::Instr in = loops_.materialise(instr(pc), pc, cursor_.iter);
+    env_.sched.at(now + static_cast<Cycle>(in.get("cycles")), [this, now] {
+      if (env_.trace) trace_seq("sync.delay", now, env_.sched.now());
+      advance();
+    });
+    return;
+  }
   if (op == Opcode::Barrier || op == Opcode::Halt) {
     if (!drained_at(now)) return;
     if (op == Opcode::Halt) {
@@ -567,6 +576,7 @@ std::string Core::stuck_report() const {
     case Phase::WaitDrain: s += " waits for its queues to drain"; break;
     case Phase::AtBarrier: s += " waits at the barrier"; break;
     case Phase::AtHost: s += " waits for its host call"; break;
+    case Phase::Delaying: s += " waits out a sync.delay"; break;
     default: s += " is being decoded"; break;
   }
   int empty = 0;

@@ -181,5 +181,21 @@ TEST(TimelineChannels, TheFifoDramHasNoChannels) {
   EXPECT_EQ(cycles(columns(8, true), fifo), cycles(columns(8, false), fifo));
 }
 
+// sync.delay holds the sequencer as in the simulator: ahead of the loads, the prediction moves by
+// the delay; after them, the loads run through it.
+TEST(TimelineDelay, TheSequencerWaitsAndTheQueuesGoOn) {
+  auto s = streams(cores(0, 32), 4);
+  const int64_t plain = cycles(s, {});
+  const auto delay = isa::make_instr(Opcode::Delay, {{"cycles", 50000}});
+  auto ahead = s;
+  for (auto& c : ahead) c.insert(c.begin(), delay);
+  EXPECT_EQ(cycles(ahead, {}), plain + 50000);
+  auto behind = s;
+  for (auto& c : behind) c.insert(c.end() - 1, delay);
+  ASSERT_GT(plain, 1000);
+  EXPECT_LT(cycles(behind, {}), plain + 50000);
+  EXPECT_GE(cycles(behind, {}), 50000);
+}
+
 }  // namespace
 }  // namespace spyre::compiler

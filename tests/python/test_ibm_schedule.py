@@ -98,3 +98,28 @@ def test_an_unknown_schedule_is_an_error_naming_the_option(cli):
             "--set", "compiler.schedule=fast", "--out", ROOT / "build" / "test-ibm-schedule")
     assert r.returncode == 2
     assert "compiler.schedule" in r.stderr and "own or ibm" in r.stderr, r.stderr
+
+
+def test_each_kernel_starts_after_the_runtime_start_up():
+    """IBM's runtime launches every kernel as a job (compiler.ibm.kernel_start_ns): a
+    sync.delay heads every core's stream under IBM's schedule and nowhere in this compiler's
+    own; the device time grows by it and the kernels' own spans do not."""
+    x = torch.rand(512, 1024, dtype=H)
+    neg = lambda t: -t  # noqa: E731
+    runs = {ns: spyre_sim.run(neg, (x,), timing_only=True,
+                              set=["compiler.schedule=ibm", f"compiler.ibm.kernel_start_ns={ns}"])
+            for ns in (0, 2000, 4000)}
+    own = spyre_sim.run(neg, (x,), timing_only=True)
+    ghz = runs[0].summary["clock_ghz"]
+    assert runs[4000].reports[0]["options"]["ibm"]["kernel_start_ns"] == 4000
+    for ns, r in runs.items():
+        (k,) = r.summary["kernels"]
+        assert k["start_cycle"] >= round(ns * ghz), (ns, k)
+    base = runs[0].cycles
+    for ns in (2000, 4000):  # the start-up, give or take the DRAM refresh's phase
+        assert abs(runs[ns].cycles - base - round(ns * ghz)) < 0.1 * round(ns * ghz)
+    assert own.cycles < runs[4000].cycles
+    start = runs[4000].reports[0]["totals"]["start_cycles"]
+    assert start == round(4000 * ghz) and own.reports[0]["totals"]["start_cycles"] == 0
+    pred = [r.reports[0]["totals"]["predicted_cycles"] for r in (runs[0], runs[4000])]
+    assert pred[1] == pred[0] + start

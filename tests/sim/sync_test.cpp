@@ -64,5 +64,29 @@ TEST(Sync, WatchdogReportNamesTheExecutingInstruction) {
   }
 }
 
+// sync.delay: the sequencer issues nothing for its cycles, the queues go on meanwhile, and the
+// kernel's span leaves it out (the compiler's kernel start-up under compiler.schedule=ibm).
+TEST(Sync, DelayHoldsTheSequencerButNotTheQueues) {
+  const char* fill = "  sfp.fill cl=0 dt=f16 dst=0 dst_rs=128 dst_cs=1 rows=256 cols=64 value=1\n";
+  auto body = [&](const std::string& before, const std::string& after) {
+    return ".kernel 0 k\n.core 0\n.k 0\n" + before + fill + after + "  halt\n";
+  };
+  const auto cfg = config(1);
+  const auto plain = run(program(1, body("", "")), cfg);
+  const auto first = run(program(1, body("  sync.delay cycles=1000\n", "")), cfg);
+  // Ahead of the work: everything moves by exactly the delay (plus its own issue slot).
+  EXPECT_EQ(first.cycles, plain.cycles + 1000 + 1);
+  ASSERT_EQ(first.kernels.size(), 1u);
+  EXPECT_EQ(first.kernels[0].start_cycle, plain.kernels[0].start_cycle + 1000 + 1);
+  EXPECT_EQ(first.kernels[0].end_cycle - first.kernels[0].start_cycle,
+            plain.kernels[0].end_cycle - plain.kernels[0].start_cycle);
+  // Behind the work: the fill runs during the delay, so the two overlap.
+  const auto after = run(program(1, body("", "  sync.delay cycles=1000\n")), cfg);
+  const uint64_t fill_cycles = plain.kernels[0].end_cycle - plain.kernels[0].start_cycle;
+  ASSERT_GT(fill_cycles, 100u);
+  EXPECT_LT(after.cycles, plain.cycles + 1000);
+  EXPECT_GE(after.cycles, 1000u);
+}
+
 }  // namespace
 }  // namespace spyre::sim

@@ -338,7 +338,8 @@ def main(argv=None) -> int:
             "ibm_err_pct": float(ibm) if ibm else None, "own_us": own["us"],
             "own_err_pct": 100 * (own["us"] - meas) / meas,
             "io_hbm_bytes": int(r["io_hbm_bytes"]) if r.get("io_hbm_bytes") else 0,
-            "sim_dram_bytes": res["dram_bytes"], "held_out": held_out(r)})
+            "sim_dram_bytes": res["dram_bytes"], "sim_kernels": res["kernels"],
+            "held_out": held_out(r)})
     rest = results[2 * len(rows):]
     ksweep = [(k, m, s["us"], 100 * (s["us"] - m) / m)
               for (k, m, _), s in zip(extras_k, rest[:len(extras_k)])]

@@ -6,7 +6,9 @@
 // the next op reads it back. With LX planning off that memory is DRAM (IBM measured a fused
 // three-input add at 232 us and the same chain of separately compiled adds at 233 us, 2048 x
 // 1024 fp16, spyre_kernels.md); with LX planning on the whole-graph LX plan keeps the results
-// in LX where producer and consumer divide their rows alike, as IBM's LX planning does.
+// in LX where producer and consumer divide their rows alike, as IBM's LX planning does. Its
+// runtime launches every kernel as a job: compile() heads every core's stream with a
+// sync.delay of CompileOptions::ibm_kernel_start_ns, the start-up before the first instruction.
 //
 // split_ops_through_dram rewrites every pointwise node with more than one computing op into
 // one node per op that feeds another: its value is stored to a new intermediate buffer (the

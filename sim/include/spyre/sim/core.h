@@ -73,7 +73,7 @@ class Core {
   void finish_trace();  // flushes the units' busy counters at the end of a traced run
 
  private:
-  enum class Phase { Decoding, StallFull, WaitDrain, AtBarrier, AtHost, Halted };
+  enum class Phase { Decoding, StallFull, WaitDrain, AtBarrier, AtHost, Delaying, Halted };
   // An instruction on its way through a queue: its static pc, its dynamic index and iteration
   // of the innermost loop around it (-1: none), and its operands in this iteration.
   struct Slot {
