@@ -137,7 +137,10 @@ void lower_loops(Kernel& k) {
       throw Error(where, "planned LX residency of " + it->first +
                              " does not fit this kernel's tile program (an internal error)");
     placed[v] = it->second.lx;
-    (store ? no_dram : lx_loads).insert(v);
+    if (store)
+      no_dram.insert(v);
+    else if (!it->second.load)  // a loading first reader DMAs its rows into the slot
+      lx_loads.insert(v);
     if (store && it->second.store_dram) no_dram.erase(v);
   }
   std::set<std::string> slots_used;
@@ -478,7 +481,9 @@ void lower_loops(Kernel& k) {
     for (const auto& [name, slot] : k.resident)
       res.push_back({{"buffer", name},
                      {"lx", slot.lx},
-                     {"role", slot.write ? "writes" : "reads"},
+                     {"role", slot.write  ? "writes"
+                              : slot.load ? "loads"
+                                          : "reads"},
                      {"dram", slot.write && slot.store_dram}});
     k.report["lx_resident"] = res;
   }

@@ -59,6 +59,25 @@ LxResidencyPlan plan_lx_residency(const ir::Graph& g, const std::vector<GroupLx>
     int64_t saved = 0;  // DRAM bytes per core no longer moved
   };
   std::vector<Candidate> cands;
+  // The kernels after `p` that read `storage`: from LX (`lx`) when they give every core the
+  // same rows as p, only load it and load it as `place` lays it out; else from DRAM.
+  auto later_readers = [&](const std::string& storage, size_t p, const BufAccess& place,
+                           std::vector<size_t>& lx, std::vector<std::string>& dram) {
+    for (size_t r = p + 1; r < n; ++r) {
+      if (!groups[r].reads.count(storage)) continue;
+      const auto& rd = groups[r].division;
+      bool in_lx = rd && groups[p].division->same_rows(*rd);
+      if (in_lx) {
+        const auto loads = accesses_of(*rd, storage, false);
+        in_lx = !loads.empty() && accesses_of(*rd, storage, true).empty();
+        for (const BufAccess* a : loads) in_lx = in_lx && a->placeable && a->same_place(place);
+      }
+      if (in_lx)
+        lx.push_back(r);
+      else
+        dram.push_back(groups[r].name);
+    }
+  };
   std::map<std::string, std::vector<size_t>> writers;
   for (size_t k = 0; k < n; ++k)
     for (const auto& w : groups[k].writes) writers[w].push_back(k);
@@ -91,20 +110,7 @@ LxResidencyPlan plan_lx_residency(const ir::Graph& g, const std::vector<GroupLx>
     c.rb.buffer = storage;
     c.rb.producer = p;
     std::vector<std::string> dram_readers;
-    for (size_t r = p + 1; r < n; ++r) {
-      if (!groups[r].reads.count(storage)) continue;
-      const auto& rd = groups[r].division;
-      bool lx = rd && pd->same_rows(*rd);
-      if (lx) {
-        const auto loads = accesses_of(*rd, storage, false);
-        lx = !loads.empty() && accesses_of(*rd, storage, true).empty();
-        for (const BufAccess* a : loads) lx = lx && a->placeable && a->same_place(st);
-      }
-      if (lx)
-        c.rb.readers.push_back(r);
-      else
-        dram_readers.push_back(groups[r].name);
-    }
+    later_readers(storage, p, st, c.rb.readers, dram_readers);
     if (c.rb.readers.empty()) {
       reject(dram_readers.empty() ? "no kernel reads it"
                                   : "no reader gives every core the same rows of it");
@@ -116,6 +122,31 @@ LxResidencyPlan plan_lx_residency(const ir::Graph& g, const std::vector<GroupLx>
                        : dram_readers.empty() ? ""
                                               : "also read by " + dram_readers[0];
     c.saved = c.rb.bytes * static_cast<int64_t>(c.rb.readers.size() + (c.rb.store_dram ? 0 : 1));
+    cands.push_back(std::move(c));
+  }
+
+  // Buffers no kernel writes (graph inputs, weights), read by several loop kernels alike: the
+  // first reader loads them into a slot, the others take them from it.
+  std::set<std::string> read_only;
+  for (size_t k = 0; enabled && k < n; ++k)
+    for (const auto& r : groups[k].reads)
+      if (!writers.count(r)) read_only.insert(r);
+  for (const auto& storage : read_only) {
+    size_t p = 0;
+    while (!groups[p].reads.count(storage)) ++p;
+    const auto& pd = groups[p].division;
+    if (!pd) continue;  // a matmul or another kernel that does not divide rows: not a candidate
+    const auto loads = accesses_of(*pd, storage, false);
+    if (loads.size() != 1 || !loads[0]->placeable) continue;
+    Candidate c;
+    c.rb.buffer = storage;
+    c.rb.producer = p;
+    c.rb.loaded = true;
+    std::vector<std::string> dram_readers;
+    later_readers(storage, p, *loads[0], c.rb.readers, dram_readers);
+    if (c.rb.readers.empty()) continue;  // read once with these rows: nothing to save
+    c.rb.bytes = pd->slice_bytes(*loads[0], cfg.stick_bytes);
+    c.saved = c.rb.bytes * static_cast<int64_t>(c.rb.readers.size());
     cands.push_back(std::move(c));
   }
 
@@ -141,13 +172,15 @@ LxResidencyPlan plan_lx_residency(const ir::Graph& g, const std::vector<GroupLx>
     }
     c.rb.lx = *o;
     for (size_t k = lo; k <= hi; ++k) taken[k].push_back({*o, *o + c.rb.bytes});
-    plan.kernels[lo].resident[c.rb.buffer] = ResidentSlot{*o, true, c.rb.store_dram};
+    plan.kernels[lo].resident[c.rb.buffer] = c.rb.loaded ? ResidentSlot{*o, false, false, true}
+                                                         : ResidentSlot{*o, true, c.rb.store_dram};
     for (size_t r : c.rb.readers) plan.kernels[r].resident[c.rb.buffer] = ResidentSlot{*o};
     // Kernels between the producer and its last reader keep the slot too: cap their sets.
     for (size_t k = lo; k <= hi; ++k)
       plan.kernels[k].lx_top =
           plan.kernels[k].lx_top < 0 ? *o : std::min(plan.kernels[k].lx_top, *o);
     d["resident"] = true;
+    if (c.rb.loaded) d["loaded"] = true;
     d["lx"] = *o;
     d["bytes"] = c.rb.bytes;
     d["saved_dram_bytes_per_core"] = c.saved;
@@ -214,7 +247,8 @@ nlohmann::json LxResidencyPlan::to_json(const std::vector<GroupLx>& groups) cons
                     {"lx", b.lx},
                     {"bytes_per_core", b.bytes},
                     {"dram", b.store_dram},
-                    {"dram_reason", b.dram_reason}});
+                    {"dram_reason", b.dram_reason},
+                    {"loaded", b.loaded}});
   }
   int64_t kept = 0;
   for (const auto& d : barriers) kept += d["barrier"].get<bool>();

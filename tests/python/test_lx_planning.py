@@ -77,3 +77,40 @@ def test_the_trace_replays_clean_against_the_plan(cli, tmp_path):
     r = cli("trace", "validate", tmp_path / "bad" / "trace.json", "--report",
             tmp_path / "bad" / "report.json", "--skip-fusion")
     assert r.returncode == 1, (r.stdout, r.stderr)
+
+
+def test_an_input_read_by_several_kernels_is_loaded_once():
+    """A buffer no kernel writes (here the softmax's input under IBM's schedule, read by the
+    max step and the subtract step) is loaded once into an LX slot by its first reader and
+    taken from there by the next, where the slot fits; results stay eager PyTorch's."""
+    import torch
+
+    import spyre_sim
+
+    torch.manual_seed(0)
+    x = torch.randn(2048, 512, dtype=torch.float16)
+    step = x.numel() * 2
+
+    def softmax(cores):
+        return spyre_sim.run(lambda t: torch.softmax(t, -1), (x,), arch="spyre",
+                             set=["compiler.schedule=ibm", f"compiler.cores={cores}"])
+
+    r = softmax(16)  # 64 KiB of x per core: the slot fits
+    assert r.outputs_match is True, str(r)
+    (rep,) = r.reports
+    loaded = [b for b in rep["lx_residency"]["buffers"] if b["loaded"]]
+    assert len(loaded) == 1 and loaded[0]["readers"], loaded
+    assert not loaded[0]["dram"]  # nothing to store: it is already in DRAM
+    roles = {k["name"]: [s["role"] for s in k.get("lx_resident", [])
+                         if s["buffer"] == loaded[0]["buffer"]] for k in rep["kernels"]}
+    assert roles[loaded[0]["producer"]] == ["loads"]
+    assert all(roles[name] == ["reads"] for name in loaded[0]["readers"])
+    assert r.summary["dram"]["read_bytes"] == step  # x once; every step in LX
+    off = spyre_sim.run(lambda t: torch.softmax(t, -1), (x,), arch="spyre",
+                        set=["compiler.schedule=ibm", "compiler.cores=16",
+                             "compiler.lx_planning=off"])
+    assert off.summary["dram"]["read_bytes"] > 2 * step
+    one = softmax(1)  # all 2 MiB of x on one core: no room, so the subtract step reads it again
+    assert one.outputs_match is True
+    assert not [b for b in one.reports[0]["lx_residency"]["buffers"] if b["loaded"]]
+    assert one.summary["dram"]["read_bytes"] >= 2 * step

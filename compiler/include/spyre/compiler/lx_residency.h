@@ -5,7 +5,11 @@
 // A buffer stays in LX when its producer and a reader are loop kernels that give every core the
 // same rows of it, laid out the same way (LoopDivision, kernel.h): core c computes its rows into
 // an LX slot and the reader on core c uses them from there, with no DRAM trip. It is still
-// written to DRAM when it is a graph output or another kernel reads it (not from LX). Slots are
+// written to DRAM when it is a graph output or another kernel reads it (not from LX). A buffer
+// no kernel writes (a graph input, a weight) that several loop kernels read with the same rows
+// and layout is loaded once: its first reader loads its rows into the slot instead of its
+// tiles, the later readers take them from there (IBM's LX planning keeps a softmax's input
+// in LX between its steps: the cost model's byte count reads it once). Slots are
 // placed from the top of the usable LX downward (an interval allocator over the kernels they
 // live through), never over a kernel's own working set (measured by a first lowering of every
 // kernel), and each kernel then lowers with its working set capped below the slots live in it.
@@ -59,6 +63,7 @@ struct ResidentBuffer {
   int64_t lx = 0, bytes = 0;    // per-core offset and size
   bool store_dram = false;
   std::string dram_reason;  // why it is written to DRAM too
+  bool loaded = false;      // no kernel writes it: `producer` is its first reader, loading it
 };
 
 struct LxResidencyPlan {
