@@ -132,9 +132,11 @@ void CompileOptions::set(const std::string& key, const std::string& value) {
   }
   if (key == "ibm.kernel_start_ns") {
     double v = -1;
+    const bool plain =
+        !value.empty() && value.find_first_not_of("0123456789.eE+-") == std::string::npos;
     try {
       size_t used = 0;
-      v = std::stod(value, &used);
+      if (plain) v = std::stod(value, &used);
       if (used != value.size()) v = -1;
     } catch (const std::exception&) {
       v = -1;
@@ -458,7 +460,9 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& chip,
   // IBM's runtime launches every kernel as a job: its start-up comes before the first
   // instruction on every core (compile.h ibm_kernel_start_ns).
   const int64_t start_cycles =
-      ibm ? static_cast<int64_t>(std::llround(opts.ibm_kernel_start_ns * cfg.clock_ghz)) : 0;
+      ibm && ngroups > 0
+          ? static_cast<int64_t>(std::llround(opts.ibm_kernel_start_ns * cfg.clock_ghz))
+          : 0;
   if (start_cycles > 0)
     for (auto& c : prog.cores)
       c.insert(c.begin(), isa::make_instr(isa::Opcode::Delay, {{"cycles", start_cycles}}, 0));
@@ -470,7 +474,7 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& chip,
   for (size_t c = 0; c < prog.cores.size(); ++c)
     for (size_t i = 0; i < prog.cores[c].size(); ++i) {
       const size_t kid = prog.cores[c][i].kernel;
-      if (kid >= ngroups) continue;
+      if (kid >= ngroups || prog.cores[c][i].op == isa::Opcode::Delay) continue;  // start-up
       if (kernel_pcs[kid].first[c] < 0) kernel_pcs[kid].first[c] = static_cast<int64_t>(i);
       kernel_pcs[kid].last[c] = static_cast<int64_t>(i);
     }

@@ -132,19 +132,36 @@ LxResidencyPlan plan_lx_residency(const ir::Graph& g, const std::vector<GroupLx>
     for (const auto& r : groups[k].reads)
       if (!writers.count(r)) read_only.insert(r);
   for (const auto& storage : read_only) {
-    size_t p = 0;
+    size_t p = 0, nreaders = 0;
     while (!groups[p].reads.count(storage)) ++p;
+    for (size_t k = p; k < n; ++k) nreaders += groups[k].reads.count(storage);
+    if (nreaders < 2) continue;  // read once: nothing to save, no candidate
+    nlohmann::json d = {{"buffer", storage}, {"producer", groups[p].name}, {"loaded", true}};
+    auto reject = [&](const std::string& why) {
+      d["resident"] = false;
+      d["reason"] = why;
+      plan.decisions.push_back(d);
+    };
     const auto& pd = groups[p].division;
-    if (!pd) continue;  // a matmul or another kernel that does not divide rows: not a candidate
+    if (!pd) {
+      reject("its first reader is not a loop kernel that divides rows over the cores");
+      continue;
+    }
     const auto loads = accesses_of(*pd, storage, false);
-    if (loads.size() != 1 || !loads[0]->placeable) continue;
+    if (loads.size() != 1 || !loads[0]->placeable) {
+      reject("its first reader loads it more than once, or not as rows it can keep in LX");
+      continue;
+    }
     Candidate c;
     c.rb.buffer = storage;
     c.rb.producer = p;
     c.rb.loaded = true;
     std::vector<std::string> dram_readers;
     later_readers(storage, p, *loads[0], c.rb.readers, dram_readers);
-    if (c.rb.readers.empty()) continue;  // read once with these rows: nothing to save
+    if (c.rb.readers.empty()) {
+      reject("no later reader gives every core the same rows of it");
+      continue;
+    }
     c.rb.bytes = pd->slice_bytes(*loads[0], cfg.stick_bytes);
     c.saved = c.rb.bytes * static_cast<int64_t>(c.rb.readers.size());
     cands.push_back(std::move(c));
@@ -162,6 +179,18 @@ LxResidencyPlan plan_lx_residency(const ir::Graph& g, const std::vector<GroupLx>
     std::vector<Interval> all;
     for (size_t k = lo; k <= hi; ++k) all.insert(all.end(), taken[k].begin(), taken[k].end());
     nlohmann::json d = {{"buffer", c.rb.buffer}, {"producer", groups[lo].name}};
+    if (c.rb.loaded) d["loaded"] = true;
+    // A host call stops the device program, and the op it runs may update its inputs in place
+    // (host_call.h): nothing stays in LX across one.
+    const auto host = std::find_if(groups.begin() + static_cast<std::ptrdiff_t>(lo),
+                                   groups.begin() + static_cast<std::ptrdiff_t>(hi) + 1,
+                                   [](const GroupLx& k) { return k.host; });
+    if (host != groups.begin() + static_cast<std::ptrdiff_t>(hi) + 1) {
+      d["resident"] = false;
+      d["reason"] = "the host fallback " + host->name + " runs between its kernels";
+      plan.decisions.push_back(d);
+      continue;
+    }
     const auto o = highest_gap(all, usable, c.rb.bytes, cfg.stick_bytes);
     if (!o) {
       d["resident"] = false;
@@ -180,7 +209,6 @@ LxResidencyPlan plan_lx_residency(const ir::Graph& g, const std::vector<GroupLx>
       plan.kernels[k].lx_top =
           plan.kernels[k].lx_top < 0 ? *o : std::min(plan.kernels[k].lx_top, *o);
     d["resident"] = true;
-    if (c.rb.loaded) d["loaded"] = true;
     d["lx"] = *o;
     d["bytes"] = c.rb.bytes;
     d["saved_dram_bytes_per_core"] = c.saved;

@@ -94,9 +94,9 @@ InstrCost instr_cost(const isa::Instr& in, const arch::ArchConfig& cfg) {
     case Opcode::HostCall:
       c.cycles = arch::host_call_cycles(cfg, in.get("in_bytes"), in.get("out_bytes"));
       break;
-    // Time outside the program, on the sequencer (timeline.cpp waits it out before the next
-    // issue).
-    case Opcode::Delay: c.cycles = in.get("cycles"); break;
+    // Time outside the program: no unit's, so no busy time; timeline.cpp holds the sequencer
+    // for it.
+    case Opcode::Delay: break;
   }
   return c;
 }

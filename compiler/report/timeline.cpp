@@ -161,8 +161,8 @@ class Timeline {
       i = s.size();
       return finish_core(core);
     }
-    if (in.op == Opcode::Delay) {  // the sequencer waits; the queues go on meanwhile
-      push(now_ + static_cast<double>(in.get("cycles")), Ev::Seq, core, 0);
+    if (in.op == Opcode::Delay) {  // the sequencer waits, then issues; the queues go on
+      push(now_ + static_cast<double>(in.get("cycles") + cfg_.issue_cycles), Ev::Seq, core, 0);
       ++i;
       return;
     }

@@ -129,5 +129,55 @@ TEST(LxResidency, BarriersStayForDramTrafficSpillsAndWhenOff) {
   for (const auto& k : p.kernels) EXPECT_TRUE(k.resident.empty() && k.barrier_after);
 }
 
+// A buffer no kernel writes (here the graph input x) that two loop kernels read alike is loaded
+// once: the first reader loads it into the slot, the second reads it there. A kernel that reads
+// it with other rows reads it from DRAM, and one read alone is no candidate.
+TEST(LxResidency, AnInputTwoKernelsReadAlikeIsLoadedOnceByTheFirst) {
+  const auto cfg = arch::load_arch("tiny");
+  const ir::Graph g = graph({"x", "w", "s", "y", "z"}, {"x", "w"}, {"s", "y", "z"});
+  const std::vector<GroupLx> ks = {loop("k0", {"x", "w"}, {"s"}), loop("k1", {"x", "s"}, {"y"}),
+                                   loop("k2", {"x"}, {"z"}, 4096, 128)};
+  const LxResidencyPlan p = plan_lx_residency(g, ks, cfg, true);
+  const ResidentBuffer* x = nullptr;
+  for (const auto& b : p.buffers)
+    if (b.buffer == "x") x = &b;
+  ASSERT_NE(x, nullptr);
+  EXPECT_TRUE(x->loaded);
+  EXPECT_FALSE(x->store_dram);
+  EXPECT_EQ(x->producer, 0u);
+  EXPECT_EQ(x->readers, std::vector<size_t>{1});  // k2 slices it otherwise: from DRAM
+  const ResidentSlot& first = p.kernels[0].resident.at("x");
+  EXPECT_TRUE(first.load);
+  EXPECT_FALSE(first.write);
+  EXPECT_FALSE(p.kernels[1].resident.at("x").load);
+  EXPECT_EQ(p.kernels[2].resident.count("x"), 0u);
+  bool w_considered = false;  // w is read once: not a candidate
+  for (const auto& d : p.decisions) w_considered = w_considered || d["buffer"] == "w";
+  EXPECT_FALSE(w_considered);
+}
+
+// A host fallback stops the device program and may update its inputs in place (host_call.h):
+// nothing stays in LX across one, produced or loaded.
+TEST(LxResidency, NothingStaysInLxAcrossAHostFallback) {
+  const auto cfg = arch::load_arch("tiny");
+  const ir::Graph g = graph({"x", "t", "h", "y"}, {"x"}, {"h", "y"});
+  GroupLx host;
+  host.name = "fallback";
+  host.host = true;
+  host.writes = {"h"};
+  const std::vector<GroupLx> ks = {loop("k0", {"x"}, {"t"}), host, loop("k1", {"x", "t"}, {"y"})};
+  const LxResidencyPlan p = plan_lx_residency(g, ks, cfg, true);
+  EXPECT_TRUE(p.buffers.empty());
+  int rejected = 0;
+  for (const auto& d : p.decisions)
+    if (d["resident"] == false &&
+        d["reason"].get<std::string>().find("host fallback fallback") != std::string::npos)
+      ++rejected;
+  EXPECT_EQ(rejected, 2);  // t (produced) and x (loaded)
+  // Without the fallback both stay.
+  const std::vector<GroupLx> direct = {loop("k0", {"x"}, {"t"}), loop("k1", {"x", "t"}, {"y"})};
+  EXPECT_EQ(plan_lx_residency(g, direct, cfg, true).buffers.size(), 2u);
+}
+
 }  // namespace
 }  // namespace spyre::compiler

@@ -3,6 +3,7 @@ unfused and every op of a pointwise kernel a step through memory, kept in LX by 
 when it is on. Results stay those of eager PyTorch; the steps show in the report and in the
 DRAM bytes."""
 
+import pytest
 import torch
 
 import spyre_sim
@@ -103,7 +104,7 @@ def test_an_unknown_schedule_is_an_error_naming_the_option(cli):
 def test_each_kernel_starts_after_the_runtime_start_up():
     """IBM's runtime launches every kernel as a job (compiler.ibm.kernel_start_ns): a
     sync.delay heads every core's stream under IBM's schedule and nowhere in this compiler's
-    own; the device time grows by it and the kernels' own spans do not."""
+    own; the device time grows by it, the kernel starts after it and its span leaves it out."""
     x = torch.rand(512, 1024, dtype=H)
     neg = lambda t: -t  # noqa: E731
     runs = {ns: spyre_sim.run(neg, (x,), timing_only=True,
@@ -115,6 +116,9 @@ def test_each_kernel_starts_after_the_runtime_start_up():
     for ns, r in runs.items():
         (k,) = r.summary["kernels"]
         assert k["start_cycle"] >= round(ns * ghz), (ns, k)
+    span = {ns: r.summary["kernels"][0]["cycles"] for ns, r in runs.items()}
+    for ns in (2000, 4000):  # the same work, give or take the DRAM refresh's phase
+        assert abs(span[ns] - span[0]) < 0.1 * span[0], span
     base = runs[0].cycles
     for ns in (2000, 4000):  # the start-up, give or take the DRAM refresh's phase
         assert abs(runs[ns].cycles - base - round(ns * ghz)) < 0.1 * round(ns * ghz)
@@ -123,3 +127,14 @@ def test_each_kernel_starts_after_the_runtime_start_up():
     assert start == round(4000 * ghz) and own.reports[0]["totals"]["start_cycles"] == 0
     pred = [r.reports[0]["totals"]["predicted_cycles"] for r in (runs[0], runs[4000])]
     assert pred[1] == pred[0] + start
+
+
+@pytest.mark.parametrize("value", ["-1", "abc", "5us", " 4000", "0x10", "2e9"])
+def test_a_bad_kernel_start_is_an_error_naming_the_option(cli, value):
+    from conftest import ROOT
+
+    r = cli("run", ROOT / "tests" / "data" / "ir" / "ops" / "add.json", "--timing-only",
+            "--set", "compiler.schedule=ibm", "--set", f"compiler.ibm.kernel_start_ns={value}",
+            "--out", ROOT / "build" / "test-ibm-schedule")
+    assert r.returncode == 2, (value, r.stderr)
+    assert "compiler.ibm.kernel_start_ns" in r.stderr and "nanoseconds" in r.stderr, r.stderr
