@@ -78,6 +78,40 @@ LxResidencyPlan plan_lx_residency(const ir::Graph& g, const std::vector<GroupLx>
         dram.push_back(groups[r].name);
     }
   };
+  // A buffer read by several loop kernels alike after its last write (a graph input or weight,
+  // or a value whose producer cannot keep it in LX): the first reader from kernel `from` on
+  // loads it into a slot, the later ones take it from there. 0: fewer than two readers, no
+  // candidate; 1: rejected (the decision says why); 2: a candidate.
+  auto load_once = [&](const std::string& storage, size_t from) {
+    size_t p = from, nreaders = 0;
+    while (p < n && !groups[p].reads.count(storage)) ++p;
+    for (size_t k = p; k < n; ++k) nreaders += groups[k].reads.count(storage);
+    if (nreaders < 2) return 0;
+    nlohmann::json d = {{"buffer", storage}, {"producer", groups[p].name}, {"loaded", true}};
+    auto reject = [&](const std::string& why) {
+      d["resident"] = false;
+      d["reason"] = why;
+      plan.decisions.push_back(d);
+      return 1;
+    };
+    const auto& pd = groups[p].division;
+    if (!pd)
+      return reject("its first reader is not a loop kernel that divides rows over the cores");
+    const auto loads = accesses_of(*pd, storage, false);
+    if (loads.size() != 1 || !loads[0]->placeable || !accesses_of(*pd, storage, true).empty())
+      return reject("its first reader loads it more than once, or not as rows it can keep in LX");
+    Candidate c;
+    c.rb.buffer = storage;
+    c.rb.producer = p;
+    c.rb.loaded = true;
+    std::vector<std::string> dram_readers;
+    later_readers(storage, p, *loads[0], c.rb.readers, dram_readers);
+    if (c.rb.readers.empty()) return reject("no later reader gives every core the same rows of it");
+    c.rb.bytes = pd->slice_bytes(*loads[0], cfg.stick_bytes);
+    c.saved = c.rb.bytes * static_cast<int64_t>(c.rb.readers.size());
+    cands.push_back(std::move(c));
+    return 2;
+  };
   std::map<std::string, std::vector<size_t>> writers;
   for (size_t k = 0; k < n; ++k)
     for (const auto& w : groups[k].writes) writers[w].push_back(k);
@@ -89,20 +123,24 @@ LxResidencyPlan plan_lx_residency(const ir::Graph& g, const std::vector<GroupLx>
       d["reason"] = why;
       plan.decisions.push_back(d);
     };
+    // Where the last writer cannot hand it over in LX, its readers may still share one load.
     if (ws.size() != 1 || inputs.count(storage)) {
-      reject("written by more than one kernel, or a graph input");
+      if (!load_once(storage, ws.back() + 1))
+        reject("written by more than one kernel, or a graph input");
       continue;
     }
     const size_t p = ws[0];
     d["producer"] = groups[p].name;
     const auto& pd = groups[p].division;
     if (!pd) {
-      reject("its producer is not a loop kernel that divides rows over the cores");
+      if (!load_once(storage, p + 1))
+        reject("its producer is not a loop kernel that divides rows over the cores");
       continue;
     }
     const auto stores = accesses_of(*pd, storage, true);
     if (stores.size() != 1 || !stores[0]->placeable) {
-      reject("its producer stores it more than once, or a value that cannot stay in LX");
+      if (!load_once(storage, p + 1))
+        reject("its producer stores it more than once, or a value that cannot stay in LX");
       continue;
     }
     const BufAccess& st = *stores[0];
@@ -112,8 +150,9 @@ LxResidencyPlan plan_lx_residency(const ir::Graph& g, const std::vector<GroupLx>
     std::vector<std::string> dram_readers;
     later_readers(storage, p, st, c.rb.readers, dram_readers);
     if (c.rb.readers.empty()) {
-      reject(dram_readers.empty() ? "no kernel reads it"
-                                  : "no reader gives every core the same rows of it");
+      if (!load_once(storage, p + 1))
+        reject(dram_readers.empty() ? "no kernel reads it"
+                                    : "no reader gives every core the same rows of it");
       continue;
     }
     c.rb.bytes = pd->slice_bytes(st, cfg.stick_bytes);
@@ -125,47 +164,12 @@ LxResidencyPlan plan_lx_residency(const ir::Graph& g, const std::vector<GroupLx>
     cands.push_back(std::move(c));
   }
 
-  // Buffers no kernel writes (graph inputs, weights), read by several loop kernels alike: the
-  // first reader loads them into a slot, the others take them from it.
+  // Buffers no kernel writes: graph inputs, weights.
   std::set<std::string> read_only;
   for (size_t k = 0; enabled && k < n; ++k)
     for (const auto& r : groups[k].reads)
       if (!writers.count(r)) read_only.insert(r);
-  for (const auto& storage : read_only) {
-    size_t p = 0, nreaders = 0;
-    while (!groups[p].reads.count(storage)) ++p;
-    for (size_t k = p; k < n; ++k) nreaders += groups[k].reads.count(storage);
-    if (nreaders < 2) continue;  // read once: nothing to save, no candidate
-    nlohmann::json d = {{"buffer", storage}, {"producer", groups[p].name}, {"loaded", true}};
-    auto reject = [&](const std::string& why) {
-      d["resident"] = false;
-      d["reason"] = why;
-      plan.decisions.push_back(d);
-    };
-    const auto& pd = groups[p].division;
-    if (!pd) {
-      reject("its first reader is not a loop kernel that divides rows over the cores");
-      continue;
-    }
-    const auto loads = accesses_of(*pd, storage, false);
-    if (loads.size() != 1 || !loads[0]->placeable) {
-      reject("its first reader loads it more than once, or not as rows it can keep in LX");
-      continue;
-    }
-    Candidate c;
-    c.rb.buffer = storage;
-    c.rb.producer = p;
-    c.rb.loaded = true;
-    std::vector<std::string> dram_readers;
-    later_readers(storage, p, *loads[0], c.rb.readers, dram_readers);
-    if (c.rb.readers.empty()) {
-      reject("no later reader gives every core the same rows of it");
-      continue;
-    }
-    c.rb.bytes = pd->slice_bytes(*loads[0], cfg.stick_bytes);
-    c.saved = c.rb.bytes * static_cast<int64_t>(c.rb.readers.size());
-    cands.push_back(std::move(c));
-  }
+  for (const auto& storage : read_only) load_once(storage, 0);
 
   // Place the most saving first, from the top of the usable LX down.
   std::stable_sort(cands.begin(), cands.end(),

@@ -179,5 +179,33 @@ TEST(LxResidency, NothingStaysInLxAcrossAHostFallback) {
   EXPECT_EQ(plan_lx_residency(g, direct, cfg, true).buffers.size(), 2u);
 }
 
+// A value whose producer cannot keep it in LX (a matmul: no row division) but that two loop
+// kernels read alike after it (a LayerNorm's statistics and apply kernels after a projection)
+// is loaded once by the first of them. The first reader needs its barrier (it reads what the
+// matmul wrote to DRAM); the second does not.
+TEST(LxResidency, AMatmulsOutputTwoLoopKernelsReadAlikeIsLoadedOnce) {
+  const auto cfg = arch::load_arch("tiny");
+  const ir::Graph g = graph({"x", "t", "s", "y"}, {"x"}, {"y"});
+  GroupLx mm;
+  mm.name = "mm";
+  mm.reads = {"x"};
+  mm.writes = {"t"};
+  mm.lx_peak = 4096;
+  const std::vector<GroupLx> ks = {mm, loop("stats", {"t"}, {"s"}),
+                                   loop("apply", {"t", "s"}, {"y"})};
+  const LxResidencyPlan p = plan_lx_residency(g, ks, cfg, true);
+  const ResidentBuffer* t = nullptr;
+  for (const auto& b : p.buffers)
+    if (b.buffer == "t") t = &b;
+  ASSERT_NE(t, nullptr);
+  EXPECT_TRUE(t->loaded);
+  EXPECT_EQ(t->producer, 1u);  // the first reader fills the slot
+  EXPECT_EQ(t->readers, std::vector<size_t>{2});
+  EXPECT_TRUE(p.kernels[1].resident.at("t").load);
+  EXPECT_EQ(p.kernels[0].resident.count("t"), 0u);  // the matmul stores it as before
+  EXPECT_TRUE(p.kernels[0].barrier_after);
+  EXPECT_FALSE(p.kernels[1].barrier_after);
+}
+
 }  // namespace
 }  // namespace spyre::compiler

@@ -6,10 +6,11 @@
 // same rows of it, laid out the same way (LoopDivision, kernel.h): core c computes its rows into
 // an LX slot and the reader on core c uses them from there, with no DRAM trip. It is still
 // written to DRAM when it is a graph output or another kernel reads it (not from LX). A buffer
-// no kernel writes (a graph input, a weight) that several loop kernels read with the same rows
-// and layout is loaded once: its first reader loads its rows into the slot instead of its
-// tiles, the later readers take them from there (IBM's LX planning keeps a softmax's input
-// in LX between its steps: the cost model's byte count reads it once). Slots are
+// that several loop kernels read with the same rows and layout after its last write (a graph
+// input or weight, or a value whose producer cannot keep it: a matmul's output) is loaded once:
+// the first of them loads its rows into the slot instead of its tiles, the later ones take
+// them from there (IBM's LX planning keeps a softmax's input in LX between its steps: the cost
+// model's byte count reads it once). Slots are
 // placed from the top of the usable LX downward (an interval allocator over the kernels they
 // live through), never over a kernel's own working set (measured by a first lowering of every
 // kernel), and each kernel then lowers with its working set capped below the slots live in it.
