@@ -51,6 +51,13 @@ GroupLx loop(const std::string& name, const std::vector<std::string>& in,
   return k;
 }
 
+// The plan's resident buffer named `name`, or null.
+const ResidentBuffer* resident(const LxResidencyPlan& p, const std::string& name) {
+  for (const auto& b : p.buffers)
+    if (b.buffer == name) return &b;
+  return nullptr;
+}
+
 TEST(LxResidency, ABufferBothKernelsSliceAlikeStaysInLxAtTheTopAndItsBarrierGoes) {
   const auto cfg = arch::load_arch("tiny");
   const ir::Graph g = graph({"x", "t", "y"}, {"x"}, {"y"});
@@ -138,9 +145,7 @@ TEST(LxResidency, AnInputTwoKernelsReadAlikeIsLoadedOnceByTheFirst) {
   const std::vector<GroupLx> ks = {loop("k0", {"x", "w"}, {"s"}), loop("k1", {"x", "s"}, {"y"}),
                                    loop("k2", {"x"}, {"z"}, 4096, 128)};
   const LxResidencyPlan p = plan_lx_residency(g, ks, cfg, true);
-  const ResidentBuffer* x = nullptr;
-  for (const auto& b : p.buffers)
-    if (b.buffer == "x") x = &b;
+  const ResidentBuffer* x = resident(p, "x");
   ASSERT_NE(x, nullptr);
   EXPECT_TRUE(x->loaded);
   EXPECT_FALSE(x->store_dram);
@@ -194,9 +199,7 @@ TEST(LxResidency, AMatmulsOutputTwoLoopKernelsReadAlikeIsLoadedOnce) {
   const std::vector<GroupLx> ks = {mm, loop("stats", {"t"}, {"s"}),
                                    loop("apply", {"t", "s"}, {"y"})};
   const LxResidencyPlan p = plan_lx_residency(g, ks, cfg, true);
-  const ResidentBuffer* t = nullptr;
-  for (const auto& b : p.buffers)
-    if (b.buffer == "t") t = &b;
+  const ResidentBuffer* t = resident(p, "t");
   ASSERT_NE(t, nullptr);
   EXPECT_TRUE(t->loaded);
   EXPECT_EQ(t->producer, 1u);  // the first reader fills the slot
