@@ -79,38 +79,53 @@ LxResidencyPlan plan_lx_residency(const ir::Graph& g, const std::vector<GroupLx>
     }
   };
   // A buffer read by several loop kernels alike after its last write (a graph input or weight,
-  // or a value whose producer cannot keep it in LX): the first reader from kernel `from` on
-  // loads it into a slot, the later ones take it from there. 0: fewer than two readers, no
-  // candidate; 1: rejected (the decision says why); 2: a candidate.
+  // or a value whose producer cannot keep it in LX; `from`: its last writer + 1): the first loop
+  // kernel from `from` on that loads it as rows a later reader shares loads it into a slot, the
+  // later ones take it from there. 0: fewer than two readers, no candidate; 1: rejected (the
+  // decision says why); 2: a candidate.
   auto load_once = [&](const std::string& storage, size_t from) {
-    size_t p = from, nreaders = 0;
-    while (p < n && !groups[p].reads.count(storage)) ++p;
-    for (size_t k = p; k < n; ++k) nreaders += groups[k].reads.count(storage);
-    if (nreaders < 2) return 0;
-    nlohmann::json d = {{"buffer", storage}, {"producer", groups[p].name}, {"loaded", true}};
-    auto reject = [&](const std::string& why) {
-      d["resident"] = false;
-      d["reason"] = why;
-      plan.decisions.push_back(d);
-      return 1;
-    };
-    const auto& pd = groups[p].division;
-    if (!pd)
-      return reject("its first reader is not a loop kernel that divides rows over the cores");
-    const auto loads = accesses_of(*pd, storage, false);
-    if (loads.size() != 1 || !loads[0]->placeable || !accesses_of(*pd, storage, true).empty())
-      return reject("its first reader loads it more than once, or not as rows it can keep in LX");
-    Candidate c;
-    c.rb.buffer = storage;
-    c.rb.producer = p;
-    c.rb.loaded = true;
-    std::vector<std::string> dram_readers;
-    later_readers(storage, p, *loads[0], c.rb.readers, dram_readers);
-    if (c.rb.readers.empty()) return reject("no later reader gives every core the same rows of it");
-    c.rb.bytes = pd->slice_bytes(*loads[0], cfg.stick_bytes);
-    c.saved = c.rb.bytes * static_cast<int64_t>(c.rb.readers.size());
-    cands.push_back(std::move(c));
-    return 2;
+    std::vector<size_t> rs;  // its readers from `from` on
+    for (size_t k = from; k < n; ++k)
+      if (groups[k].reads.count(storage)) rs.push_back(k);
+    if (rs.size() < 2) return 0;
+    // The first loop kernel that loads it as rows it can keep and that a later reader shares
+    // them with; readers before it read DRAM (nothing writes the buffer from `from` on).
+    std::string why;
+    for (size_t i = 0; i + 1 < rs.size(); ++i) {
+      const size_t p = rs[i];
+      const auto& pd = groups[p].division;
+      if (!pd) {
+        if (why.empty())
+          why = "no reader that divides rows over the cores shares them with a later one";
+        continue;
+      }
+      const auto loads = accesses_of(*pd, storage, false);
+      if (loads.size() != 1 || !loads[0]->placeable || !accesses_of(*pd, storage, true).empty()) {
+        if (why.empty())
+          why = groups[p].name + " loads it more than once, or not as rows it can keep in LX";
+        continue;
+      }
+      Candidate c;
+      c.rb.buffer = storage;
+      c.rb.producer = p;
+      c.rb.loaded = true;
+      std::vector<std::string> dram_readers;
+      later_readers(storage, p, *loads[0], c.rb.readers, dram_readers);
+      if (c.rb.readers.empty()) {
+        if (why.empty())
+          why = "no later reader gives every core the same rows of it as " + groups[p].name;
+        continue;
+      }
+      c.rb.bytes = pd->slice_bytes(*loads[0], cfg.stick_bytes);
+      c.saved = c.rb.bytes * static_cast<int64_t>(c.rb.readers.size());
+      cands.push_back(std::move(c));
+      return 2;
+    }
+    nlohmann::json d = {{"buffer", storage}, {"loaded", true}, {"resident", false}};
+    if (from > 0) d["writer"] = groups[from - 1].name;  // its last writer
+    d["reason"] = why.empty() ? "no two readers share its rows" : why;
+    plan.decisions.push_back(d);
+    return 1;
   };
   std::map<std::string, std::vector<size_t>> writers;
   for (size_t k = 0; k < n; ++k)

@@ -210,5 +210,60 @@ TEST(LxResidency, AMatmulsOutputTwoLoopKernelsReadAlikeIsLoadedOnce) {
   EXPECT_FALSE(p.kernels[1].barrier_after);
 }
 
+// An input updated in place (k1 writes x) is loaded once only after its last write: k0 reads
+// the old x from DRAM, k2 loads the new one into the slot and k3 takes it from there.
+TEST(LxResidency, AnInputWrittenInPlaceIsLoadedOnceOnlyAfterItsLastWrite) {
+  const auto cfg = arch::load_arch("tiny");
+  const ir::Graph g = graph({"x", "a", "b", "c"}, {"x"}, {"a", "b", "c"});
+  const std::vector<GroupLx> ks = {loop("k0", {"x"}, {"a"}), loop("k1", {"a"}, {"x"}),
+                                   loop("k2", {"x"}, {"b"}), loop("k3", {"x"}, {"c"})};
+  const LxResidencyPlan p = plan_lx_residency(g, ks, cfg, true);
+  const ResidentBuffer* x = resident(p, "x");
+  ASSERT_NE(x, nullptr);
+  EXPECT_TRUE(x->loaded);
+  EXPECT_EQ(x->producer, 2u);
+  EXPECT_EQ(x->readers, std::vector<size_t>{3});
+  EXPECT_EQ(p.kernels[0].resident.count("x"), 0u);
+  EXPECT_EQ(p.kernels[1].resident.count("x"), 0u);
+  EXPECT_TRUE(p.kernels[2].resident.at("x").load);
+}
+
+// A kernel between the matmul and the first reader that touches none of their buffers drops
+// its barrier; the first reader, reading what the matmul wrote, keeps its own.
+TEST(LxResidency, TheFirstReaderOfALoadedValueKeepsItsBarrierAfterAnUnrelatedKernel) {
+  const auto cfg = arch::load_arch("tiny");
+  const ir::Graph g = graph({"x", "t", "z", "u", "s", "y"}, {"x", "z"}, {"u", "y"});
+  GroupLx mm;
+  mm.name = "mm";
+  mm.reads = {"x"};
+  mm.writes = {"t"};
+  mm.lx_peak = 4096;
+  const std::vector<GroupLx> ks = {mm, loop("other", {"z"}, {"u"}), loop("stats", {"t"}, {"s"}),
+                                   loop("apply", {"t", "s"}, {"y"})};
+  const LxResidencyPlan p = plan_lx_residency(g, ks, cfg, true);
+  const ResidentBuffer* t = resident(p, "t");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->producer, 2u);
+  EXPECT_FALSE(p.kernels[0].barrier_after);  // "other" reads and writes nothing of the matmul's
+  EXPECT_TRUE(p.kernels[1].barrier_after);   // "stats" reads t from DRAM, written by mm
+  EXPECT_FALSE(p.kernels[2].barrier_after);  // "apply" takes t and s from LX on its core
+}
+
+// A matmul reading the buffer first does not stop two later loop kernels sharing one load.
+TEST(LxResidency, AMatmulReadingFirstLeavesTheLoadToTheFirstLoopKernel) {
+  const auto cfg = arch::load_arch("tiny");
+  const ir::Graph g = graph({"x", "m", "a", "b"}, {"x"}, {"m", "a", "b"});
+  GroupLx mm;
+  mm.name = "mm";
+  mm.reads = {"x"};
+  mm.writes = {"m"};
+  const std::vector<GroupLx> ks = {mm, loop("k1", {"x"}, {"a"}), loop("k2", {"x"}, {"b"})};
+  const LxResidencyPlan p = plan_lx_residency(g, ks, cfg, true);
+  const ResidentBuffer* x = resident(p, "x");
+  ASSERT_NE(x, nullptr);
+  EXPECT_EQ(x->producer, 1u);
+  EXPECT_EQ(x->readers, std::vector<size_t>{2});
+}
+
 }  // namespace
 }  // namespace spyre::compiler

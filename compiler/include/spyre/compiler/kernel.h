@@ -75,8 +75,9 @@ struct ResidentSlot {
   int64_t lx = 0;
   bool write = false;       // this kernel produces it (else: reads it from LX)
   bool store_dram = false;  // producer: also write it to DRAM (a graph output, other readers)
-  // A buffer no kernel writes (a graph input, a weight): this kernel, its first reader, loads it
-  // from DRAM into the slot rather than into its tiles, and later readers take it from there.
+  // A buffer no kernel writes from here on (a graph input or weight, or a value already in DRAM):
+  // this kernel, the first loop kernel reading it, loads it from DRAM into the slot rather than
+  // into its tiles, and later readers take it from there.
   bool load = false;
 };
 

@@ -64,7 +64,7 @@ struct ResidentBuffer {
   int64_t lx = 0, bytes = 0;    // per-core offset and size
   bool store_dram = false;
   std::string dram_reason;  // why it is written to DRAM too
-  bool loaded = false;      // no kernel writes it: `producer` is its first reader, loading it
+  bool loaded = false;      // read-only after its last write: `producer` is the reader loading it
 };
 
 struct LxResidencyPlan {
