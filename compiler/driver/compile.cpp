@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,17 @@ std::vector<int64_t> positive_ints(const std::string& key, const std::string& va
   return out;
 }
 
+// `value` as a number when std::stod reads all of it.
+std::optional<double> number(const std::string& value) {
+  try {
+    size_t used = 0;
+    const double v = std::stod(value, &used);
+    if (used == value.size()) return v;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
 // A switch: true/1/on or false/0/off, or an error naming compiler.<key> and `what`.
 bool on_off(const std::string& key, const std::string& value, const char* what) {
   if (value == "true" || value == "1" || value == "on") return true;
@@ -131,16 +143,10 @@ void CompileOptions::set(const std::string& key, const std::string& value) {
     return;
   }
   if (key == "ibm.kernel_start_ns") {
-    double v = -1;
+    // Digits only: no spaces or hex, which std::stod would take.
     const bool plain =
         !value.empty() && value.find_first_not_of("0123456789.eE+-") == std::string::npos;
-    try {
-      size_t used = 0;
-      if (plain) v = std::stod(value, &used);
-      if (used != value.size()) v = -1;
-    } catch (const std::exception&) {
-      v = -1;
-    }
+    const double v = plain ? number(value).value_or(-1) : -1;
     if (!(v >= 0 && v <= 1e9))
       throw Error("compiler.ibm.kernel_start_ns",
                   "expected nanoseconds in [0, 1e9], got '" + value + "'");
@@ -169,14 +175,9 @@ void CompileOptions::set(const std::string& key, const std::string& value) {
           "unknown cost parameter (known: cost.dram_efficiency, "
           "cost.channel_efficiency, cost.turnaround_ns_per_byte, cost.strided_channel_rate, "
           "cost.strided_visit_words)");
-    double v = 0;
-    try {
-      size_t used = 0;
-      v = std::stod(value, &used);
-      if (used != value.size()) throw std::invalid_argument(value);
-    } catch (const std::exception&) {
-      throw Error("compiler." + key, "expected a number, got '" + value + "'");
-    }
+    const auto parsed = number(value);
+    if (!parsed) throw Error("compiler." + key, "expected a number, got '" + value + "'");
+    const double v = *parsed;
     const bool fraction = key == "cost.dram_efficiency" || key == "cost.channel_efficiency" ||
                           key == "cost.strided_channel_rate";
     if (fraction && !(v > 0 && v <= 1))

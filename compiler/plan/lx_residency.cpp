@@ -195,26 +195,23 @@ LxResidencyPlan plan_lx_residency(const ir::Graph& g, const std::vector<GroupLx>
   const int64_t usable = cfg.lx_usable_bytes();
   for (auto& c : cands) {
     const size_t lo = c.rb.producer, hi = c.rb.readers.back();
-    std::vector<Interval> all;
-    for (size_t k = lo; k <= hi; ++k) all.insert(all.end(), taken[k].begin(), taken[k].end());
-    nlohmann::json d = {{"buffer", c.rb.buffer}, {"producer", groups[lo].name}};
-    if (c.rb.loaded) d["loaded"] = true;
     // A host call stops the device program, and the op it runs may update its inputs in place
     // (host_call.h): nothing stays in LX across one.
-    const auto host = std::find_if(groups.begin() + static_cast<std::ptrdiff_t>(lo),
-                                   groups.begin() + static_cast<std::ptrdiff_t>(hi) + 1,
-                                   [](const GroupLx& k) { return k.host; });
-    if (host != groups.begin() + static_cast<std::ptrdiff_t>(hi) + 1) {
-      d["resident"] = false;
-      d["reason"] = "the host fallback " + host->name + " runs between its kernels";
-      plan.decisions.push_back(d);
-      continue;
+    std::vector<Interval> all;
+    const GroupLx* host = nullptr;
+    for (size_t k = lo; k <= hi; ++k) {
+      all.insert(all.end(), taken[k].begin(), taken[k].end());
+      if (groups[k].host && !host) host = &groups[k];
     }
-    const auto o = highest_gap(all, usable, c.rb.bytes, cfg.stick_bytes);
+    nlohmann::json d = {{"buffer", c.rb.buffer}, {"producer", groups[lo].name}};
+    if (c.rb.loaded) d["loaded"] = true;
+    const auto o = host ? std::nullopt : highest_gap(all, usable, c.rb.bytes, cfg.stick_bytes);
     if (!o) {
       d["resident"] = false;
-      d["reason"] = "no LX room beside the working sets of kernels " + groups[lo].name + " .. " +
-                    groups[hi].name + " (" + std::to_string(c.rb.bytes) + " bytes per core)";
+      d["reason"] = host ? "the host fallback " + host->name + " runs between its kernels"
+                         : "no LX room beside the working sets of kernels " + groups[lo].name +
+                               " .. " + groups[hi].name + " (" + std::to_string(c.rb.bytes) +
+                               " bytes per core)";
       plan.decisions.push_back(d);
       continue;
     }
