@@ -122,6 +122,16 @@ void lower_loops(Kernel& k) {
   auto storage_of = [&](const TOp& op) {
     return k.g.storage_of(p.accesses[static_cast<size_t>(op.access)].buffer).name;
   };
+  // A space with outer loops walks its rows as flat rows (outer index * R + row; core_rows):
+  // an access whose outer strides continue its row stride reads or writes the same elements as
+  // one over the flat rows, so a value it moves can be kept in LX like one without outer loops.
+  const bool divided = !s.blocked && (s.outer.empty() || R > 1);
+  auto flat = [&](size_t a) {
+    int64_t want = s.row.coeff[a] * R;
+    for (size_t d = s.outer.size(); d-- > 0; want *= s.outer[d].size)
+      if (s.outer[d].size > 1 && s.outer[d].coeff[a] != want) return false;
+    return divided;
+  };
   auto placeable = [&](int v, bool store) {
     const TVal& t = val(v);
     return t.tiled && t.r && !t.transposed &&
@@ -133,7 +143,7 @@ void lower_loops(Kernel& k) {
     if (it == k.resident.end()) continue;
     const bool store = op.kind == TOp::Store;
     const int v = store ? op.src[0] : op.dst;
-    if (it->second.write != store || !placeable(v, store) || s.blocked || !s.outer.empty())
+    if (it->second.write != store || !placeable(v, store) || !flat(static_cast<size_t>(op.access)))
       throw Error(where, "planned LX residency of " + it->first +
                              " does not fit this kernel's tile program (an internal error)");
     placed[v] = it->second.lx;
@@ -330,7 +340,8 @@ void lower_loops(Kernel& k) {
   };
   auto emit_op = [&](Emitter& em, const TOp& op, const TileWork& tw, int w, int64_t i) {
     const int cl = w;
-    if (!placed.empty()) cur_row0 = tw.r0 - core_rows[static_cast<size_t>(cur_core)].lo;
+    if (!placed.empty())
+      cur_row0 = tw.outer * R + tw.r0 - core_rows[static_cast<size_t>(cur_core)].lo;
     if (op.kind == TOp::Load) {
       auto [dram, lx, sh] = dma_for(op, op.dst, tw, w, i);
       em.load(dram, lx, sh);
@@ -452,7 +463,7 @@ void lower_loops(Kernel& k) {
         emit_op(em, op, TileWork{0, cr.lo, cr.hi - cr.lo}, 0, 0);
   }
 
-  if (!s.blocked && s.outer.empty()) {  // what LX residency needs to know (kernel.h)
+  if (divided) {  // what LX residency needs to know (kernel.h)
     LoopDivision d;
     d.rows = U;
     d.cols = C;
@@ -471,7 +482,7 @@ void lower_loops(Kernel& k) {
       ba.r = val(v).r;
       ba.c = val(v).c;
       ba.dt = p.accesses[a].dt;
-      ba.placeable = placeable(v, store);
+      ba.placeable = placeable(v, store) && flat(a);
       d.accesses.push_back(ba);
     }
     k.division = std::move(d);

@@ -114,3 +114,38 @@ def test_an_input_read_by_several_kernels_is_loaded_once():
     assert one.outputs_match is True
     assert not [b for b in one.reports[0]["lx_residency"]["buffers"] if b["loaded"]]
     assert one.summary["dram"]["read_bytes"] >= 2 * step
+
+
+def test_a_kernel_with_outer_loops_keeps_its_value_in_lx():
+    """A causal softmax over [8, 128, 128]: the mask depends on the row within each head, so the
+    kernel computing the masked exponentials loops over the heads outside its tiles. Its rows
+    flattened over the heads are still the rows its reader divides alike, so the exponentials
+    stay in LX; results stay eager PyTorch's."""
+    import torch
+
+    import spyre_sim
+
+    torch.manual_seed(0)
+    x = torch.randn(8, 128, 128, dtype=torch.float32)
+
+    def causal_softmax(t):
+        i = torch.arange(128)
+        return torch.softmax(t.masked_fill(i[:, None] < i[None, :], float("-inf")), -1)
+
+    def run(planning):
+        return spyre_sim.run(causal_softmax, (x,), arch="spyre",
+                             set=[f"compiler.lx_planning={planning}"])
+
+    on, off = run("on"), run("off")
+    assert on.outputs_match is True and off.outputs_match is True, (str(on), str(off))
+    (rep,) = on.reports
+    outer = [k for k in rep["kernels"] if k["split"].get("outer_loops", 0) > 0]
+    assert outer, [k["split"] for k in rep["kernels"]]
+    kept = {b["buffer"]: b for b in rep["lx_residency"]["buffers"]}
+    written = [s["buffer"] for k in outer for s in k.get("lx_resident", [])
+               if s["role"] == "writes"]
+    assert written and all(w in kept and kept[w]["readers"] for w in written), rep["lx_residency"]
+    step = x.numel() * 4
+    assert on.summary["dram"]["read_bytes"] == step  # x once, the exponentials stay in LX
+    assert off.summary["dram"]["read_bytes"] >= 2 * step
+    assert on.summary["cycles"] < off.summary["cycles"]

@@ -41,7 +41,9 @@ class LxArena {
 
 // How a loop kernel (lower/loops.cpp) divides its rows, and how it reads and writes each
 // buffer: what plan/lx_residency.cpp needs to keep a buffer in LX from one kernel to the next
-// (both kernels giving every core the same rows of it).
+// (both kernels giving every core the same rows of it). Rows are flat: a space with outer
+// loops counts outer index * rows per outer index + row; an access whose outer strides do not
+// continue its row stride is not placeable.
 struct LoopDivision {
   int64_t rows = 0, cols = 0;                          // the tile space; a core holds all cols
   std::vector<std::pair<int64_t, int64_t>> core_rows;  // per core: [lo, hi), empty when idle
