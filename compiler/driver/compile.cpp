@@ -383,43 +383,63 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& chip,
   const FusionPlan fusion = plan_fusion(ctx, g, cfg, dram);
   const size_t ngroups = fusion.groups.size();
   // The whole-graph LX plan (lx_residency.h): a first lowering of every kernel measures its
-  // working set and how it divides its rows.
+  // working set and how it divides its rows (`lx`: with what the plan gives it).
   std::vector<GroupLx> first(ngroups);
   const bool lx_planning = opts.lx_planning && ngroups > 1;
   const NodeIo io(g);
+  auto trial = [&](size_t gi, const KernelLx* lx) {
+    const FusionGroup& grp = fusion.groups[gi];
+    const auto id = static_cast<uint16_t>(gi);
+    GroupLx out = first[gi];
+    std::vector<CoreStream> scratch(static_cast<size_t>(cfg.cores));
+    const GroupKernel gk = lower_group(ctx, g, grp, cfg, dram, id, scratch, gi + 1 == ngroups, lx);
+    out.division = gk.division;
+    out.grid = gk.grid;
+    out.cycles = gk.pred.cycles;
+    out.lx_peak = out.lx_min = gk.lx_bytes;
+    // A loop kernel with a large working set can make room for resident slots with smaller
+    // tiles: what it needs at a quarter of the usable LX (same row division), if it lowers.
+    const int64_t compact = cfg.lx_usable_bytes() / 4;
+    if (gk.division && !gk.grid && gk.lx_bytes > compact && !gk.report.contains("spills") &&
+        (!lx || lx->resident.empty())) {
+      KernelLx capped = lx ? *lx : KernelLx{};
+      capped.lx_top = compact;
+      std::vector<CoreStream> scratch2(static_cast<size_t>(cfg.cores));
+      try {
+        const GroupKernel small =
+            lower_group(ctx, g, grp, cfg, dram, id, scratch2, gi + 1 == ngroups, &capped);
+        if (small.division && small.division->same_rows(*gk.division) &&
+            !small.report.contains("spills"))
+          out.lx_min = small.lx_bytes;
+      } catch (const Error&) {
+        // it needs its whole working set: lx_min stays lx_peak
+      }
+    }
+    out.spills = gk.report.contains("spills");
+    out.cross_core = gk.cross_core;
+    out.host = gk.report.value("unit", "") == "host";
+    return out;
+  };
   for (size_t gi = 0; gi < ngroups; ++gi) {
     const FusionGroup& grp = fusion.groups[gi];
     first[gi].name = kernel_name(g, grp);
     first[gi].reads = group_reads(g, grp);
     first[gi].writes = group_writes(io, g, grp);
-    if (!lx_planning) continue;
-    std::vector<CoreStream> scratch(static_cast<size_t>(cfg.cores));
-    const GroupKernel gk =
-        lower_group(ctx, g, grp, cfg, dram, static_cast<uint16_t>(gi), scratch, gi + 1 == ngroups);
-    first[gi].division = gk.division;
-    first[gi].lx_peak = first[gi].lx_min = gk.lx_bytes;
-    // A loop kernel with a large working set can make room for resident slots with smaller
-    // tiles: what it needs at a quarter of the usable LX (same row division), if it lowers.
-    const int64_t compact = cfg.lx_usable_bytes() / 4;
-    if (gk.division && gk.lx_bytes > compact && !gk.report.contains("spills")) {
-      KernelLx capped;
-      capped.lx_top = compact;
-      std::vector<CoreStream> scratch2(static_cast<size_t>(cfg.cores));
-      try {
-        const GroupKernel small = lower_group(ctx, g, grp, cfg, dram, static_cast<uint16_t>(gi),
-                                              scratch2, gi + 1 == ngroups, &capped);
-        if (small.division && small.division->same_rows(*gk.division) &&
-            !small.report.contains("spills"))
-          first[gi].lx_min = small.lx_bytes;
-      } catch (const Error&) {
-        // it needs its whole working set: lx_min stays lx_peak
-      }
-    }
-    first[gi].spills = gk.report.contains("spills");
-    first[gi].cross_core = gk.cross_core;
-    first[gi].host = gk.report.value("unit", "") == "host";
+    if (lx_planning) first[gi] = trial(gi, nullptr);
   }
-  const LxResidencyPlan lxp = plan_lx_residency(g, first, cfg, lx_planning);
+  // Work division chosen with the plan: a loop kernel may take its producer's rows
+  // (lx_residency.h).
+  nlohmann::json joint = nlohmann::json::array();
+  const LxResidencyPlan lxp = plan_lx_jointly(
+      g, first, cfg, lx_planning,
+      [&](size_t gi, const KernelLx& lx) -> std::optional<GroupLx> {
+        try {
+          return trial(gi, &lx);
+        } catch (const Error&) {
+          return std::nullopt;
+        }
+      },
+      joint);
 
   nlohmann::json kernels = nlohmann::json::array();
   int64_t total_cycles = 0, total_dram = 0;
@@ -538,6 +558,7 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& chip,
   rep["lx_plan"] = build_lx_plan(kernels, kernel_pcs, cfg, opts.debug.lx_plan_error, lxp, first);
   rep["lx_residency"] = lxp.to_json(first);
   rep["lx_residency"]["enabled"] = lx_planning;
+  rep["lx_residency"]["rows_from_producers"] = joint;
   rep["kernels"] = kernels;
   rep["totals"] = {{"kernels", kernels.size()},
                    {"predicted_cycles", total_cycles + start_cycles},

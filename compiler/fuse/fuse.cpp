@@ -179,6 +179,8 @@ GroupKernel lower_group(const CompileContext& ctx, const ir::Graph& g, const Fus
   if (lx) {
     k.resident = lx->resident;
     k.lx_top = lx->lx_top;
+    k.rows_plan = lx->rows;
+    k.grid = lx->grid;
   }
   if (mm) {
     k.epilogue = grp.merged.get();
@@ -215,6 +217,7 @@ GroupKernel lower_group(const CompileContext& ctx, const ir::Graph& g, const Fus
   GroupKernel out;
   out.pred = predict(slices, cfg, ctx.opts.cost);
   out.division = k.division;
+  out.grid = k.grid;
   for (const auto& sl : slices)
     for (const auto& in : sl)
       out.cross_core = out.cross_core || in.op == isa::Opcode::RingSend ||

@@ -95,15 +95,27 @@ void lower_loops(Kernel& k) {
   if (row_values_only)
     for (const auto& op : p.ops)
       if (op.kind == TOp::Store) batched.insert(op.src[0]);
-  auto per_core = split_range(U / unit, cfg.cores);
+  // Evenly in whole units, or as the LX plan says (Kernel::rows_plan: a producer's rows, so a
+  // value it keeps in LX is on the core that reads it) when those cover the rows in order.
+  std::vector<std::pair<int64_t, int64_t>> per_core = k.rows_plan;
+  int64_t covered = 0;
+  for (const auto& [lo, hi] : per_core)
+    if (hi > lo) covered = lo == covered && lo % unit == 0 && hi % unit == 0 ? hi : -1;
+  const bool planned = per_core.size() == static_cast<size_t>(cfg.cores) && covered == U;
+  if (!planned) {
+    per_core = split_range(U / unit, cfg.cores);
+    for (auto& [lo, hi] : per_core) lo *= unit, hi *= unit;
+  }
+  if (!k.rows_plan.empty() && !planned && !k.resident.empty())
+    throw Error(where, "the LX plan's row division does not fit this kernel (an internal error)");
   int64_t core_rows_max = 0;
   for (size_t c = 0; c < per_core.size(); ++c) {
     auto [lo, hi] = per_core[c];
     if (hi <= lo) continue;
-    core_rows[c] = {lo * unit, hi * unit};
-    const int64_t parts = std::min<int64_t>(cfg.corelets, hi - lo);
-    rows_w = std::max(rows_w, ceil_div(hi - lo, parts) * unit);
-    core_rows_max = std::max(core_rows_max, (hi - lo) * unit);
+    core_rows[c] = {lo, hi};
+    const int64_t parts = std::min<int64_t>(cfg.corelets, (hi - lo) / unit);
+    rows_w = std::max(rows_w, ceil_div((hi - lo) / unit, parts) * unit);
+    core_rows_max = std::max(core_rows_max, hi - lo);
     ++cores_used;
   }
 
@@ -403,7 +415,8 @@ void lower_loops(Kernel& k) {
   const int64_t span =
       cfg.dram_row_bytes * cfg.dram_channels * banks * (cfg.dram_bank_xor ? banks : 1);
   bool rotate = false;
-  const int64_t slice_rows = core_rows[0].hi - core_rows[0].lo;  // core 0 has the most
+  int64_t slice_rows = 0;  // the most rows a core has
+  for (const Range& r : core_rows) slice_rows = std::max(slice_rows, r.hi - r.lo);
   for (const auto& op : p.ops) {
     if (op.kind != TOp::Load && op.kind != TOp::Store) continue;
     const auto a = static_cast<size_t>(op.access);

@@ -20,6 +20,7 @@
 #include "spyre/compiler/divide.h"
 #include "spyre/compiler/epilogue.h"
 #include "spyre/compiler/kernel.h"
+#include "spyre/compiler/tile_program.h"
 #include "spyre/error.h"
 
 namespace spyre::compiler {
@@ -158,6 +159,12 @@ void lower_matmul(Kernel& k) {
                                        esBias,
                                        ep ? ep->slots : -1,
                                        ep ? static_cast<int64_t>(ep->p.vals.size()) : -1};
+  if (k.grid) {  // chosen with the LX plan: its output stays in LX as this split divides it
+    const MatmulGrid planned = *k.grid;
+    emit_matmul(k, p, planned, shape, lx_bytes, trans_b, ep ? &*ep : nullptr);
+    k.report["split"]["planned"] = true;
+    return;
+  }
   nlohmann::json alternatives;
   std::vector<MatmulGrid> runners_up;
   const MatmulGrid searched = [&] {
@@ -295,8 +302,48 @@ void emit_matmul(Kernel& k, MatmulPlan& p, const MatmulGrid& grid, const MatmulS
   if (p.alpha != 1.0) p.alpha_at = k.lx.alloc("alpha", 4);
   if (is_addmm && p.beta != 1.0) p.beta_at = k.lx.alloc("beta", 4);
 
-  // --- per core: its block, its steps (matmul_walk.h), its instructions (matmul_emit.h)
+  // --- per core: its block, its steps (matmul_walk.h)
   const std::vector<MatmulCoreWork> work = matmul_walk(grid, Bt, M, N, K);
+  k.grid = grid;
+
+  // --- the output as rows over the cores (LoopDivision, kernel.h) when every core holds whole
+  // rows of it (no N or K split; several batches only whole), stored contiguously and without
+  // an epilogue: a loop kernel dividing its rows alike can read them from LX (lx_residency.h).
+  const MatmulOperand& O = p.O;
+  if (grid.gn == 1 && grid.gk == 1 && (grid.bb == 1 || grid.mb == M) && !ep && k.store_output &&
+      (N == 1 || O.s1 == 1) && (M == 1 || O.s0 == N) && (Bt == 1 || O.sb == M * N)) {
+    LoopDivision d;
+    d.rows = Bt * M;
+    d.cols = N;
+    d.core_rows.assign(static_cast<size_t>(cfg.cores), {0, 0});
+    for (int64_t c = 0; c < grid.cores_used; ++c) {
+      const MatmulCoreWork& w = work[static_cast<size_t>(c)];
+      const int64_t lo = w.b0 * M + w.m0, hi = (w.b1 - 1) * M + w.m1;
+      if (hi > lo) d.core_rows[static_cast<size_t>(c)] = {lo, hi};
+    }
+    LoopDivision::BufferAccess out;
+    out.storage = k.g.storage_of(O.buffer).name;
+    out.store = true;
+    out.elem = storage_offset(k.g, O.buffer) + O.off;
+    out.rc = d.rows > 1 ? N : 0;
+    out.cc = N > 1 ? 1 : 0;
+    out.r = d.rows > 1;
+    out.c = N > 1;
+    out.dt = O.dt;
+    out.placeable = true;
+    d.accesses.push_back(out);
+    k.division = std::move(d);
+  }
+  for (const auto& [name, slot] : k.resident) {
+    if (!k.division || name != k.division->accesses[0].storage || !slot.write)
+      throw Error(k.g.file + ": " + ir::describe(n),
+                  "planned LX residency of " + name +
+                      " does not fit this matmul's split (an internal error)");
+    p.out_lx = slot.lx;
+    p.out_dram = slot.store_dram;
+  }
+
+  // --- per core: its instructions (matmul_emit.h)
   for (int64_t core = 0; core < grid.cores_used; ++core)
     MatmulCoreEmitter(k, p, work[static_cast<size_t>(core)], core).run();
 
@@ -332,6 +379,11 @@ void emit_matmul(Kernel& k, MatmulPlan& p, const MatmulGrid& grid, const MatmulS
                        {"b_slots", b_slots}};
   k.report["unit"] = "pt";
   k.report["shape"] = {{"batch", Bt}, {"m", M}, {"n", N}, {"k", K}};
+  if (p.out_lx >= 0)
+    k.report["lx_resident"] = {{{"buffer", k.division->accesses[0].storage},
+                                {"lx", p.out_lx},
+                                {"role", "writes"},
+                                {"dram", p.out_dram}}};
   if (ep)
     k.report["epilogue"] = {{"nodes", k.epilogue->name},
                             {"ops", ep->p.ops.size()},

@@ -61,8 +61,12 @@ struct MatmulPlan {
   std::vector<std::array<int64_t, 2>> bias32;  // per accumulator slot, per corelet
   int64_t alpha_at = -1, beta_at = -1;         // LX of alpha / beta (-1: 1.0, not applied)
   const Epilogue* ep = nullptr;                // fused pointwise ops on each output tile
-  std::vector<std::vector<int64_t>> ep_slot;   // per epilogue slot, per accumulator slot
-  std::vector<int64_t> ep_const;               // per epilogue value: LX of a constant, or -1
+  // The output kept in LX for the next kernels (the LX plan): each core's rows of it at out_lx,
+  // row after row (Kernel::division); also stored to DRAM when out_dram. -1: stored only.
+  int64_t out_lx = -1;
+  bool out_dram = true;
+  std::vector<std::vector<int64_t>> ep_slot;  // per epilogue slot, per accumulator slot
+  std::vector<int64_t> ep_const;              // per epilogue value: LX of a constant, or -1
 };
 
 // Emits core `core`'s program (block w) into k.cores[core].

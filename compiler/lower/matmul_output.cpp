@@ -113,6 +113,19 @@ void MatmulCoreEmitter::emit_epilogue(const MatmulStep& s) {
       Tile bop{b32.addr, p_.bias_rows ? tn : 0, p_.bias_scalar ? 0 : 1, f32};
       em_.bin(cl, sfp_fn("add"), acc, acc, bop, nr, nt);
     }
+    if (p_.out_lx >= 0) {  // into the core's rows of the LX slot, then DRAM if planned
+      const int64_t M = p_.O.rows, N = p_.O.cols;
+      const int64_t row = s.b * M + s.m0 + h0 - (w_.b0 * M + w_.m0);
+      const Tile dst{p_.out_lx + (row * N + s.n0) * esO, N, 1, p_.O.dt};
+      if (p_.out_f32)
+        em_.un(cl, sfp_fn("copy"), dst, acc, nr, nt);
+      else
+        em_.cvt(cl, dst, acc, nr, nt);
+      if (p_.out_dram)
+        em_.store(dst.addr, addr(p_.O, s.b, s.m0 + h0, s.n0),
+                  DmaShape{nt * esO, nr, p_.O.s0 * esO, N * esO});
+      continue;  // no epilogue (matmul.cpp keeps no output with one in LX)
+    }
     int64_t src = acc.addr;
     if (!p_.out_f32) {
       Tile out{p_.O_slot[cp] + h0 * tn * esO, tn, 1, p_.O.dt};

@@ -265,5 +265,132 @@ TEST(LxResidency, AMatmulReadingFirstLeavesTheLoadToTheFirstLoopKernel) {
   EXPECT_EQ(x->readers, std::vector<size_t>{2});
 }
 
+// --- work division chosen with the plan (plan_lx_jointly)
+
+// A matmul-like producer of `out` ([256, 64] fp16) that gives its rows to 3 of the 4 cores.
+GroupLx row_matmul(const std::string& name, const std::string& out, int64_t peak = 4096) {
+  GroupLx k = loop(name, {}, {out}, peak);
+  k.division->core_rows = {{0, 96}, {96, 192}, {192, 256}, {0, 0}};
+  k.grid = MatmulGrid{};
+  k.grid->gm = 3;
+  k.cross_core = true;
+  return k;
+}
+
+// A trial lowering that gives a kernel the rows it is offered and `fast` cycles when it reads
+// any value from an LX slot, `slow` otherwise; it counts its calls.
+struct FakeTrials {
+  const std::vector<GroupLx>& groups;
+  int64_t fast, slow;
+  int calls = 0;
+  std::optional<GroupLx> operator()(size_t k, const KernelLx& lx) {
+    ++calls;
+    GroupLx out = groups[k];
+    if (!lx.rows.empty()) out.division->core_rows = lx.rows;
+    out.cycles = lx.resident.empty() ? slow : fast;
+    return out;
+  }
+};
+
+using Rows = std::vector<std::pair<int64_t, int64_t>>;
+
+TEST(JointDivision, ALoopKernelTakesTheMatmulsRowsWhenThatIsPredictedFaster) {
+  const auto cfg = arch::load_arch("tiny");
+  const ir::Graph g = graph({"x", "t", "y"}, {"x"}, {"y"});
+  std::vector<GroupLx> ks = {row_matmul("mm", "t"), loop("softmax", {"t"}, {"y"})};
+  ks[1].cycles = 1000;
+  const std::vector<GroupLx> before = ks;
+  FakeTrials trials{before, 400, 1100};
+  nlohmann::json decisions = nlohmann::json::array();
+  const LxResidencyPlan p = plan_lx_jointly(g, ks, cfg, true, std::ref(trials), decisions);
+  const Rows mm_rows = before[0].division->core_rows;
+  ASSERT_EQ(decisions.size(), 1u);
+  EXPECT_TRUE(decisions[0]["taken"].get<bool>()) << decisions.dump();
+  EXPECT_EQ(decisions[0]["producer_rows_cycles"], 400);
+  EXPECT_EQ(ks[1].division->core_rows, mm_rows);  // what later kernels see
+  EXPECT_EQ(p.kernels[1].rows, mm_rows);          // what its lowering gets
+  const ResidentBuffer* t = resident(p, "t");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->producer, 0u);
+  EXPECT_EQ(t->readers, std::vector<size_t>{1});
+  EXPECT_EQ(t->bytes, 96 * 64 * 2);            // the largest core's rows
+  ASSERT_TRUE(p.kernels[0].grid.has_value());  // the matmul keeps the split that gave its rows
+  EXPECT_EQ(p.kernels[0].grid->gm, 3);
+  EXPECT_TRUE(p.kernels[0].resident.at("t").write);
+}
+
+TEST(JointDivision, ItKeepsItsOwnRowsWhenTheProducersArePredictedSlower) {
+  const auto cfg = arch::load_arch("tiny");
+  const ir::Graph g = graph({"x", "t", "y"}, {"x"}, {"y"});
+  std::vector<GroupLx> ks = {row_matmul("mm", "t"), loop("softmax", {"t"}, {"y"})};
+  ks[1].cycles = 1000;
+  const std::vector<GroupLx> before = ks;
+  FakeTrials trials{before, 1200, 1300};
+  nlohmann::json decisions = nlohmann::json::array();
+  const LxResidencyPlan p = plan_lx_jointly(g, ks, cfg, true, std::ref(trials), decisions);
+  ASSERT_EQ(decisions.size(), 1u);
+  EXPECT_FALSE(decisions[0]["taken"].get<bool>());
+  EXPECT_EQ(decisions[0]["reason"],
+            "the producer's rows with the value in LX are predicted slower");
+  EXPECT_EQ(trials.calls, 1);  // no second lowering
+  EXPECT_EQ(ks[1].division->core_rows, before[1].division->core_rows);
+  EXPECT_TRUE(p.kernels[1].rows.empty());
+  EXPECT_EQ(resident(p, "t"), nullptr);  // other rows: t goes through DRAM
+  EXPECT_FALSE(p.kernels[0].grid.has_value());
+}
+
+TEST(JointDivision, RowsTakenForAValueThatFindsNoRoomGoBack) {
+  const auto cfg = arch::load_arch("tiny");
+  const ir::Graph g = graph({"x", "t", "y"}, {"x"}, {"y"});
+  // The matmul's working set leaves no room for t's slot beside it.
+  std::vector<GroupLx> ks = {row_matmul("mm", "t", cfg.lx_usable_bytes() - 1024),
+                             loop("softmax", {"t"}, {"y"})};
+  ks[1].cycles = 1000;
+  const std::vector<GroupLx> before = ks;
+  FakeTrials trials{before, 400, 1100};
+  nlohmann::json decisions = nlohmann::json::array();
+  const LxResidencyPlan p = plan_lx_jointly(g, ks, cfg, true, std::ref(trials), decisions);
+  ASSERT_EQ(decisions.size(), 1u);
+  EXPECT_FALSE(decisions[0]["taken"].get<bool>());
+  EXPECT_EQ(decisions[0]["reason"], "the value did not stay in LX (see lx_residency.decisions)");
+  EXPECT_EQ(ks[1].division->core_rows, before[1].division->core_rows);  // its own rows again
+  EXPECT_EQ(ks[1].cycles, 1000);
+  EXPECT_TRUE(p.kernels[1].rows.empty());
+  EXPECT_EQ(resident(p, "t"), nullptr);
+}
+
+TEST(JointDivision, AChainOfLoopKernelsFollowsTheMatmulsRows) {
+  const auto cfg = arch::load_arch("tiny");
+  const ir::Graph g = graph({"x", "t", "u", "y"}, {"x"}, {"y"});
+  std::vector<GroupLx> ks = {row_matmul("mm", "t"), loop("exp", {"t"}, {"u"}),
+                             loop("norm", {"u"}, {"y"})};
+  ks[1].cycles = ks[2].cycles = 1000;
+  const std::vector<GroupLx> before = ks;
+  FakeTrials trials{before, 400, 1100};
+  nlohmann::json decisions = nlohmann::json::array();
+  const LxResidencyPlan p = plan_lx_jointly(g, ks, cfg, true, std::ref(trials), decisions);
+  const Rows mm_rows = before[0].division->core_rows;
+  ASSERT_EQ(decisions.size(), 2u);
+  EXPECT_EQ(decisions[1]["producer"], "exp");
+  EXPECT_EQ(p.kernels[1].rows, mm_rows);
+  EXPECT_EQ(p.kernels[2].rows, mm_rows);
+  ASSERT_NE(resident(p, "t"), nullptr);
+  ASSERT_NE(resident(p, "u"), nullptr);
+  EXPECT_FALSE(p.kernels[1].barrier_after);  // norm takes u from LX on its core
+}
+
+TEST(JointDivision, NothingIsTriedWithThePlanOff) {
+  const auto cfg = arch::load_arch("tiny");
+  const ir::Graph g = graph({"x", "t", "y"}, {"x"}, {"y"});
+  std::vector<GroupLx> ks = {row_matmul("mm", "t"), loop("softmax", {"t"}, {"y"})};
+  const std::vector<GroupLx> before = ks;
+  FakeTrials trials{before, 400, 1100};
+  nlohmann::json decisions = nlohmann::json::array();
+  const LxResidencyPlan p = plan_lx_jointly(g, ks, cfg, false, std::ref(trials), decisions);
+  EXPECT_EQ(trials.calls, 0);
+  EXPECT_TRUE(decisions.empty());
+  EXPECT_TRUE(p.buffers.empty());
+}
+
 }  // namespace
 }  // namespace spyre::compiler

@@ -149,3 +149,28 @@ def test_a_kernel_with_outer_loops_keeps_its_value_in_lx():
     assert on.summary["dram"]["read_bytes"] == step  # x once, the exponentials stay in LX
     assert off.summary["dram"]["read_bytes"] >= 2 * step
     assert on.summary["cycles"] < off.summary["cycles"]
+
+
+@pytest.mark.parametrize("model", ["models/bert", "models/gpt2", "models/llama"])
+def test_the_softmax_takes_the_bmms_rows_and_reads_its_scores_from_lx(model):
+    """On "spyre" the attention scores' bmm gives each of fewer cores whole rows of its output
+    than the softmax would divide evenly: the softmax takes the bmm's rows (work division chosen
+    with the plan), so the scores go from the bmm into an LX slot and the softmax reads them
+    there. The outputs are the same bits as with the plan off, in fewer cycles."""
+    path = IR / f"{model}.json"
+    on_s, on_out, rep = _run(path, "spyre", ["compiler.lx_planning=on"])
+    off_s, off_out, _ = _run(path, "spyre", ["compiler.lx_planning=off"])
+    assert on_out == off_out
+    assert on_s["cycles"] < off_s["cycles"]
+    kernels = {k["name"]: k for k in rep["kernels"]}
+    taken = [d for d in rep["lx_residency"]["rows_from_producers"] if d["taken"]]
+    from_matmul = [d for d in taken if kernels[d["producer"]]["unit"] == "pt"]
+    assert from_matmul, rep["lx_residency"]["rows_from_producers"]
+    kept = {(b["buffer"], b["producer"]): b for b in rep["lx_residency"]["buffers"]}
+    for d in from_matmul:
+        mm, reader = kernels[d["producer"]], kernels[d["kernel"]]
+        assert d["producer_rows_cycles"] < d["own_cycles"]
+        assert reader["split"]["cores_used"] == mm["split"]["cores_used"] < 32
+        assert mm["lx_resident"] == [{"buffer": d["buffer"], "lx": kept[d["buffer"], mm["name"]]
+                                      ["lx"], "role": "writes", "dram": False}]
+        assert d["kernel"] in kept[d["buffer"], mm["name"]]["readers"]

@@ -77,7 +77,8 @@ struct GroupKernel {
   KernelPrediction pred;
   nlohmann::json report;  // the kernel's report entry, without id/name
   int64_t lx_bytes = 0;
-  std::optional<LoopDivision> division;  // a loop kernel's (kernel.h)
+  std::optional<LoopDivision> division;  // a loop kernel's, a row-divided matmul's (kernel.h)
+  std::optional<MatmulGrid> grid;        // a matmul's split
   bool cross_core = false;               // multicasts, sends over a ring or signals another core
 };
 

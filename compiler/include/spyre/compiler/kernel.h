@@ -13,6 +13,7 @@
 #include "spyre/arch/arch.h"
 #include "spyre/compiler/compile.h"
 #include "spyre/compiler/context.h"
+#include "spyre/compiler/divide.h"
 #include "spyre/compiler/dram_plan.h"
 #include "spyre/compiler/emit.h"
 #include "spyre/compiler/ir.h"
@@ -99,10 +100,16 @@ struct Kernel {
   bool store_output = true;
   // LX residency (plan/lx_residency.cpp): buffers this kernel keeps in / takes from LX by
   // storage name, and the top of its own working set (-1: the whole usable LX). Loop kernels
-  // report their division.
+  // report their division, a matmul the rows of its output when every core holds whole rows.
   std::map<std::string, ResidentSlot> resident = {};
   int64_t lx_top = -1;
   std::optional<LoopDivision> division = std::nullopt;
+  // Work division chosen with the plan: a loop kernel divides its rows as `rows_plan` says
+  // (per core [lo, hi), a producer's rows) instead of evenly, when they cover its rows in order
+  // in whole units. A matmul given `grid` lowers with it, no search (its output stays in LX
+  // as that grid divides it); after lowering, `grid` is the split the matmul used.
+  std::vector<std::pair<int64_t, int64_t>> rows_plan = {};
+  std::optional<MatmulGrid> grid = std::nullopt;
 
   Emitter emitter(int64_t core) { return Emitter(cores[static_cast<size_t>(core)], id); }
   // An empty arena of this compile (its debug options) for the kernel or a trial lowering.

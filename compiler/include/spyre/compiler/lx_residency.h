@@ -2,9 +2,10 @@
 // The whole-graph LX plan: which buffers stay in LX from the kernel that writes them to the
 // kernels that read them, where, and which kernel boundaries still need a chip-wide barrier.
 //
-// A buffer stays in LX when its producer and a reader are loop kernels that give every core the
-// same rows of it, laid out the same way (LoopDivision, kernel.h): core c computes its rows into
-// an LX slot and the reader on core c uses them from there, with no DRAM trip. It is still
+// A buffer stays in LX when its producer (a loop kernel, or a matmul whose cores hold whole rows
+// of its output) and a reader (a loop kernel) give every core the same rows of it, laid out the
+// same way (LoopDivision, kernel.h): core c computes its rows into an LX slot and the reader on
+// core c uses them from there, with no DRAM trip. It is still
 // written to DRAM when it is a graph output or another kernel reads it (not from LX). A buffer
 // that several loop kernels read with the same rows and layout after its last write (a graph
 // input or weight, or a value whose producer cannot keep it: a matmul's output) is loaded once:
@@ -22,6 +23,7 @@
 // each core's instructions across the boundary. Kernels that spill (lower/loops_columns.cpp)
 // share a DRAM scratch region and keep their barriers.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -48,6 +50,8 @@ struct GroupLx {
   bool spills = false;                  // uses the DRAM spill scratch region
   bool cross_core = false;              // multicasts, ring transfers or signals another core
   bool host = false;                    // a host fallback (host_call.h): the device stops
+  std::optional<MatmulGrid> grid;       // a matmul's split
+  int64_t cycles = 0;                   // the kernel prediction of this lowering
 };
 
 // What one kernel gets from the plan (lower_group).
@@ -55,6 +59,10 @@ struct KernelLx {
   std::map<std::string, ResidentSlot> resident;
   int64_t lx_top = -1;        // cap of its own working set (-1: the usable LX)
   bool barrier_after = true;  // close it with a barrier (the last kernel halts)
+  // Work division chosen with the plan (Kernel::rows_plan, Kernel::grid): a loop kernel's rows
+  // as its producer divides them; a matmul whose output stays in LX, the split it had.
+  std::vector<std::pair<int64_t, int64_t>> rows;
+  std::optional<MatmulGrid> grid;
 };
 
 struct ResidentBuffer {
@@ -78,5 +86,20 @@ struct LxResidencyPlan {
 // `enabled` false (compiler.lx_planning=off): nothing resident, a barrier after every kernel.
 LxResidencyPlan plan_lx_residency(const ir::Graph& g, const std::vector<GroupLx>& groups,
                                   const arch::ArchConfig& cfg, bool enabled);
+
+// Work division chosen with the plan (plan/joint_division.cpp). A loop kernel reading a value
+// that its only writer divides into other rows of the same tile space (a bmm's [heads x rows,
+// cols] scores, 64 rows on each of 24 cores, read by a softmax that would give 32 cores 48) is
+// lowered again with the producer's rows and the value in an LX slot; it takes those rows when
+// the kernel prediction of that lowering beats its own (the LX slot's DRAM bytes saved against
+// the cores it leaves idle). Kernels after it see its new rows, so a chain follows. The plan is
+// then made (plan_lx_residency); a kernel whose value did not stay in LX gets its own rows back
+// and the plan is made again. A matmul whose output stays in LX keeps the split it had.
+// `lower(k, lx)`: kernel k lowered as a trial with `lx` (what the plan needs of it), or nullopt
+// when it does not lower so. `groups` are the first lowerings (updated with the rows taken).
+using TrialLowering = std::function<std::optional<GroupLx>(size_t k, const KernelLx& lx)>;
+LxResidencyPlan plan_lx_jointly(const ir::Graph& g, std::vector<GroupLx>& groups,
+                                const arch::ArchConfig& cfg, bool enabled,
+                                const TrialLowering& lower, nlohmann::json& decisions);
 
 }  // namespace spyre::compiler

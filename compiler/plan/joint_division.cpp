@@ -1,0 +1,129 @@
+// Work division chosen with the LX plan (lx_residency.h plan_lx_jointly).
+#include <algorithm>
+#include <map>
+
+#include "spyre/compiler/lx_residency.h"
+
+namespace spyre::compiler {
+namespace {
+
+using BufAccess = LoopDivision::BufferAccess;
+using Rows = std::vector<std::pair<int64_t, int64_t>>;
+
+// A kernel that takes its producer's rows for one value.
+struct Taken {
+  size_t producer = 0;
+  std::string buffer;
+  Rows rows;    // the producer's
+  GroupLx own;  // its first lowering, to go back to
+};
+
+// The access by which `d` stores `storage` when it is its only access of it and it can stay in
+// LX; else null.
+const BufAccess* sole_store(const LoopDivision& d, const std::string& storage) {
+  const BufAccess* st = nullptr;
+  for (const auto& a : d.accesses) {
+    if (a.storage != storage) continue;
+    if (!a.store || st) return nullptr;
+    st = &a;
+  }
+  return st && st->placeable ? st : nullptr;
+}
+
+// `d` only loads `storage`, every load as `place` lays it out.
+bool loads_as(const LoopDivision& d, const std::string& storage, const BufAccess& place) {
+  bool any = false;
+  for (const auto& a : d.accesses) {
+    if (a.storage != storage) continue;
+    if (a.store || !a.placeable || !a.same_place(place)) return false;
+    any = true;
+  }
+  return any;
+}
+
+}  // namespace
+
+LxResidencyPlan plan_lx_jointly(const ir::Graph& g, std::vector<GroupLx>& groups,
+                                const arch::ArchConfig& cfg, bool enabled,
+                                const TrialLowering& lower, nlohmann::json& decisions) {
+  const size_t n = groups.size();
+  std::map<std::string, std::vector<size_t>> writers;
+  for (size_t k = 0; k < n; ++k)
+    for (const auto& w : groups[k].writes) writers[w].push_back(k);
+  std::map<size_t, Taken> taken;  // by kernel
+  for (size_t r = 0; enabled && r < n; ++r) {
+    if (!groups[r].division || groups[r].grid) continue;  // a loop kernel
+    for (const auto& storage : groups[r].reads) {
+      auto w = writers.find(storage);
+      if (w == writers.end() || w->second.size() != 1 || w->second[0] >= r) continue;
+      const size_t p = w->second[0];
+      if (!groups[p].division) continue;
+      const LoopDivision &pd = *groups[p].division, &rd = *groups[r].division;
+      if (pd.rows != rd.rows || pd.cols != rd.cols || pd.core_rows == rd.core_rows) continue;
+      const BufAccess* st = sole_store(pd, storage);
+      if (!st || !loads_as(rd, storage, *st)) continue;
+      // The trial: the producer's rows, the value in a slot at the top of the usable LX.
+      KernelLx trial;
+      trial.rows = pd.core_rows;
+      const int64_t bytes = pd.slice_bytes(*st, cfg.stick_bytes);
+      trial.lx_top = (cfg.lx_usable_bytes() - bytes) / cfg.stick_bytes * cfg.stick_bytes;
+      trial.resident[storage] = ResidentSlot{trial.lx_top};
+      nlohmann::json d = {{"kernel", groups[r].name},
+                          {"producer", groups[p].name},
+                          {"buffer", storage},
+                          {"own_cycles", groups[r].cycles}};
+      const std::optional<GroupLx> with = trial.lx_top > 0 ? lower(r, trial) : std::nullopt;
+      if (with) d["producer_rows_cycles"] = with->cycles;
+      const bool faster = with && with->division && with->division->core_rows == pd.core_rows &&
+                          with->cycles < groups[r].cycles;
+      // Its working set with those rows and no slot is what the plan must leave room for.
+      KernelLx rows_only;
+      rows_only.rows = pd.core_rows;
+      const std::optional<GroupLx> plain = faster ? lower(r, rows_only) : std::nullopt;
+      d["taken"] = plain && plain->division && plain->division->core_rows == pd.core_rows;
+      if (!d["taken"].get<bool>()) {
+        d["reason"] = !with    ? "it does not lower with the producer's rows"
+                      : faster ? "its working set does not lower with the producer's rows"
+                               : "the producer's rows with the value in LX are predicted slower";
+        decisions.push_back(d);
+        continue;
+      }
+      taken[r] = Taken{p, storage, pd.core_rows, groups[r]};
+      groups[r] = *plain;
+      decisions.push_back(d);
+      break;
+    }
+  }
+  // The plan; a kernel whose value did not stay in LX from its producer goes back to its own
+  // rows, and the plan is made again (each round gives back at least one).
+  for (;;) {
+    LxResidencyPlan plan = plan_lx_residency(g, groups, cfg, enabled);
+    bool back = false;
+    for (auto it = taken.begin(); it != taken.end();) {
+      bool kept = false;
+      for (const auto& b : plan.buffers)
+        kept = kept || (b.buffer == it->second.buffer && b.producer == it->second.producer &&
+                        std::count(b.readers.begin(), b.readers.end(), it->first) > 0);
+      if (kept) {
+        ++it;
+        continue;
+      }
+      groups[it->first] = it->second.own;
+      for (auto& d : decisions)
+        if (d["kernel"] == groups[it->first].name && d["taken"].get<bool>()) {
+          d["taken"] = false;
+          d["reason"] = "the value did not stay in LX (see lx_residency.decisions)";
+        }
+      it = taken.erase(it);
+      back = true;
+    }
+    if (back) continue;
+    for (const auto& [r, t] : taken) plan.kernels[r].rows = t.rows;
+    // A matmul whose output stays in LX lowers with the split that gave it those rows.
+    for (const auto& b : plan.buffers)
+      if (groups[b.producer].grid) plan.kernels[b.producer].grid = groups[b.producer].grid;
+    return plan;
+  }
+}
+
+}  // namespace spyre::compiler
