@@ -20,7 +20,7 @@ int64_t LxArena::alloc(const std::string& name, int64_t bytes) {
 int64_t LoopDivision::slice_bytes(const BufferAccess& a, int64_t stick) const {
   int64_t rows = 0;
   for (const auto& [lo, hi] : core_rows) rows = std::max(rows, hi - lo);
-  const int64_t bytes = rows * (a.c ? cols : 1) * isa::dtype_size_bytes(a.dt);
+  const int64_t bytes = rows * a.cols * isa::dtype_size_bytes(a.dt);
   return (bytes + stick - 1) / stick * stick;
 }
 

@@ -157,6 +157,7 @@ MatmulGrid choose_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
     memo_key.insert(memo_key.end(), forced.parts.begin(), forced.parts.end());
     memo_key.insert(memo_key.end(), forced.tiles.begin(), forced.tiles.end());
     memo_key.push_back(forced.lead);
+    memo_key.push_back(forced.whole_rows);
     memo_key.insert(memo_key.end(), lx_key->begin(), lx_key->end());
     auto it = memo->answers.find(memo_key);
     if (it != memo->answers.end()) {
@@ -478,7 +479,8 @@ std::vector<MatmulGrid> search_matmul_grid(const MatmulShape& s, const arch::Arc
       for (int64_t gm = 1; gb * gm <= cfg.cores; ++gm)
         for (int64_t gn = 1; gb * gm * gn <= cfg.cores; ++gn)
           for (int64_t gk = 1; gb * gm * gn * gk <= cfg.cores; ++gk)
-            consider(gb, gm, gn, gk, false);
+            if (!forced.whole_rows || (gn == 1 && gk == 1 && (gm == 1 || gb == s.batch)))
+              consider(gb, gm, gn, gk, false);
   }
   if (all.empty() && forced.tiles[0] > 0)
     throw Error("compiler.matmul_tiles",

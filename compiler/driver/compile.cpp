@@ -190,6 +190,10 @@ void CompileOptions::set(const std::string& key, const std::string& value) {
     lx_planning = on_off(key, value, "on or off");
     return;
   }
+  if (key == "joint_division") {
+    joint_division = on_off(key, value, "on or off");
+    return;
+  }
   if (key == "host_fallback") {
     host_fallback = on_off(key, value, "on or off");
     return;
@@ -280,6 +284,7 @@ const std::vector<std::string>& CompileOptions::keys() {
                                              "hw_loops",
                                              "split_reduction",
                                              "lx_planning",
+                                             "joint_division",
                                              "host_fallback",
                                              "layout_copy",
                                              "cost.dram_efficiency",
@@ -329,6 +334,7 @@ nlohmann::json CompileOptions::to_json() const {
           {"hw_loops", hw_loops},
           {"split_reduction", split_reduction},
           {"lx_planning", lx_planning},
+          {"joint_division", joint_division},
           {"host_fallback", host_fallback},
           {"layout_copy", layout_copy},
           {"cost",
@@ -431,7 +437,7 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& chip,
   // (lx_residency.h).
   nlohmann::json joint = nlohmann::json::array();
   const LxResidencyPlan lxp = plan_lx_jointly(
-      g, first, cfg, lx_planning,
+      g, first, cfg, lx_planning, opts.joint_division,
       [&](size_t gi, const KernelLx& lx) -> std::optional<GroupLx> {
         try {
           return trial(gi, &lx);

@@ -181,6 +181,7 @@ GroupKernel lower_group(const CompileContext& ctx, const ir::Graph& g, const Fus
     k.lx_top = lx->lx_top;
     k.rows_plan = lx->rows;
     k.grid = lx->grid;
+    k.whole_rows = lx->whole_rows;
   }
   if (mm) {
     k.epilogue = grp.merged.get();

@@ -479,7 +479,6 @@ void lower_loops(Kernel& k) {
   if (divided) {  // what LX residency needs to know (kernel.h)
     LoopDivision d;
     d.rows = U;
-    d.cols = C;
     for (const auto& r : core_rows) d.core_rows.emplace_back(r.lo, r.hi);
     for (const auto& op : p.ops) {
       if (op.kind != TOp::Load && op.kind != TOp::Store) continue;
@@ -496,6 +495,7 @@ void lower_loops(Kernel& k) {
       ba.c = val(v).c;
       ba.dt = p.accesses[a].dt;
       ba.placeable = placeable(v, store) && flat(a);
+      ba.cols = val(v).c ? C : 1;
       d.accesses.push_back(ba);
     }
     k.division = std::move(d);

@@ -165,13 +165,28 @@ void lower_matmul(Kernel& k) {
     k.report["split"]["planned"] = true;
     return;
   }
+  // Work division chosen with the LX plan (Kernel::rows_plan): the split that gives every core
+  // its producer's rows of A, whole (no N or K split); it reads them from the producer's slot.
+  MatmulSplit forced = k.ctx.matmul_split;
+  if ((!k.rows_plan.empty() || k.whole_rows) && forced.forced())  // the user's split stands
+    throw Error("compiler.matmul_split",
+                ir::describe(n) + ": the split is forced, not chosen with the LX plan");
+  if (k.whole_rows) forced.whole_rows = true;
+  if (!k.rows_plan.empty()) {
+    const int64_t r0 = k.rows_plan[0].second - k.rows_plan[0].first;
+    if (r0 <= 0 || (r0 > M && r0 % M != 0))
+      throw Error(k.g.file + ": " + ir::describe(n),
+                  "the LX plan's rows split no matmul block (an internal error)");
+    forced = MatmulSplit{};
+    forced.parts = r0 < M ? std::array<int64_t, 4>{Bt, ceil_div(M, r0), 1, 1}
+                          : std::array<int64_t, 4>{ceil_div(Bt, r0 / M), 1, 1, 1};
+  }
   nlohmann::json alternatives;
   std::vector<MatmulGrid> runners_up;
   const MatmulGrid searched = [&] {
     try {
-      return choose_matmul_grid(shape, cfg, k.lx_budget(), lx_bytes, k.ctx.matmul_split,
-                                &k.ctx.grid_memo, &alternatives, &lx_key, k.ctx.opts.cost,
-                                &runners_up);
+      return choose_matmul_grid(shape, cfg, k.lx_budget(), lx_bytes, forced, &k.ctx.grid_memo,
+                                &alternatives, &lx_key, k.ctx.opts.cost, &runners_up);
     } catch (const Error& e) {  // a forced tiling that fits nowhere: say which node
       if (e.where() != "compiler.matmul_tiles") throw;
       const std::string what = e.what();
@@ -203,6 +218,8 @@ void lower_matmul(Kernel& k) {
                           k.lx_budget()};
     for (const auto& [name, slot] : k.resident)
       key.push_back({name, slot.lx, slot.write, slot.store_dram});
+    key.push_back(k.rows_plan);
+    key.push_back(k.whole_rows);
     pick_key = key.dump();
   }
   if (auto it = k.ctx.matmul_pick.find(pick_key);
@@ -236,6 +253,10 @@ void lower_matmul(Kernel& k) {
     k.ctx.matmul_pick.emplace(pick_key, std::make_pair(grid, verified));
   }
   emit(k, grid);
+  if ((!k.rows_plan.empty() && (!k.division || k.division->core_rows != k.rows_plan)) ||
+      (k.whole_rows && !k.division))
+    throw Error(k.g.file + ": " + ir::describe(n),
+                "no split gives every core the rows the LX plan asks for");
   k.report["split"]["alternatives"] = alternatives;
   if (!verified.empty()) k.report["split"]["kernel_predictions"] = verified;
 }
@@ -306,41 +327,54 @@ void emit_matmul(Kernel& k, MatmulPlan& p, const MatmulGrid& grid, const MatmulS
   const std::vector<MatmulCoreWork> work = matmul_walk(grid, Bt, M, N, K);
   k.grid = grid;
 
-  // --- the output as rows over the cores (LoopDivision, kernel.h) when every core holds whole
-  // rows of it (no N or K split; several batches only whole), stored contiguously and without
-  // an epilogue: a loop kernel dividing its rows alike can read them from LX (lx_residency.h).
-  const MatmulOperand& O = p.O;
-  if (grid.gn == 1 && grid.gk == 1 && (grid.bb == 1 || grid.mb == M) && !ep && k.store_output &&
-      (N == 1 || O.s1 == 1) && (M == 1 || O.s0 == N) && (Bt == 1 || O.sb == M * N)) {
+  // --- rows over the cores (LoopDivision, kernel.h) when every core holds whole rows of A and of
+  // the output (no N or K split; several batches only whole): a loop kernel dividing its rows
+  // alike can hand A over in LX, or read the output from LX when it is stored contiguously and
+  // without an epilogue (lx_residency.h).
+  if (grid.gn == 1 && grid.gk == 1 && (grid.bb == 1 || grid.mb == M)) {
     LoopDivision d;
     d.rows = Bt * M;
-    d.cols = N;
     d.core_rows.assign(static_cast<size_t>(cfg.cores), {0, 0});
     for (int64_t c = 0; c < grid.cores_used; ++c) {
       const MatmulCoreWork& w = work[static_cast<size_t>(c)];
       const int64_t lo = w.b0 * M + w.m0, hi = (w.b1 - 1) * M + w.m1;
       if (hi > lo) d.core_rows[static_cast<size_t>(c)] = {lo, hi};
     }
-    LoopDivision::BufferAccess out;
-    out.storage = k.g.storage_of(O.buffer).name;
-    out.store = true;
-    out.elem = storage_offset(k.g, O.buffer) + O.off;
-    out.rc = d.rows > 1 ? N : 0;
-    out.cc = N > 1 ? 1 : 0;
-    out.r = d.rows > 1;
-    out.c = N > 1;
-    out.dt = O.dt;
-    out.placeable = true;
-    d.accesses.push_back(out);
+    // An operand or the output as rows of `cols` elements; `rows_major`: stored row after row.
+    auto access = [&](const MatmulOperand& m, bool store, int64_t cols, bool rows_major) {
+      LoopDivision::BufferAccess a;
+      a.storage = k.g.storage_of(m.buffer).name;
+      a.store = store;
+      a.elem = storage_offset(k.g, m.buffer) + m.off;
+      a.rc = d.rows > 1 ? cols : 0;
+      a.cc = cols > 1 ? 1 : 0;
+      a.r = d.rows > 1;
+      a.c = cols > 1;
+      a.dt = m.dt;
+      a.cols = cols;
+      a.placeable = rows_major && (cols == 1 || m.s1 == 1) && (M == 1 || m.s0 == cols) &&
+                    (Bt == 1 || m.sb == M * cols);
+      d.accesses.push_back(a);
+    };
+    access(p.A, false, K, !grid.mcast_a);
+    access(p.B, false, N, false);  // B and the bias are read whole by every core
+    if (is_addmm) access(p.bias, false, N, false);
+    access(p.O, true, N, !ep && k.store_output);
     k.division = std::move(d);
   }
   for (const auto& [name, slot] : k.resident) {
-    if (!k.division || name != k.division->accesses[0].storage || !slot.write)
+    const LoopDivision::BufferAccess* a = nullptr;
+    for (const auto& x :
+         k.division ? k.division->accesses : std::vector<LoopDivision::BufferAccess>{})
+      if (x.storage == name && x.store == slot.write && x.placeable) a = &x;
+    if (!a || slot.load)
       throw Error(k.g.file + ": " + ir::describe(n),
                   "planned LX residency of " + name +
                       " does not fit this matmul's split (an internal error)");
-    p.out_lx = slot.lx;
-    p.out_dram = slot.store_dram;
+    if (slot.write)
+      p.out_lx = slot.lx, p.out_dram = slot.store_dram;
+    else
+      p.a_lx = slot.lx;
   }
 
   // --- per core: its instructions (matmul_emit.h)
@@ -379,11 +413,15 @@ void emit_matmul(Kernel& k, MatmulPlan& p, const MatmulGrid& grid, const MatmulS
                        {"b_slots", b_slots}};
   k.report["unit"] = "pt";
   k.report["shape"] = {{"batch", Bt}, {"m", M}, {"n", N}, {"k", K}};
-  if (p.out_lx >= 0)
-    k.report["lx_resident"] = {{{"buffer", k.division->accesses[0].storage},
-                                {"lx", p.out_lx},
-                                {"role", "writes"},
-                                {"dram", p.out_dram}}};
+  if (!k.resident.empty()) {
+    nlohmann::json res = nlohmann::json::array();
+    for (const auto& [name, slot] : k.resident)
+      res.push_back({{"buffer", name},
+                     {"lx", slot.lx},
+                     {"role", slot.write ? "writes" : "reads"},
+                     {"dram", slot.write && slot.store_dram}});
+    k.report["lx_resident"] = res;
+  }
   if (ep)
     k.report["epilogue"] = {{"nodes", k.epilogue->name},
                             {"ops", ep->p.ops.size()},

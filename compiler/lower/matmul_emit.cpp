@@ -175,7 +175,7 @@ void MatmulCoreEmitter::load_tile(bool mcast, const std::vector<int64_t>& group,
 void MatmulCoreEmitter::emit_loads(const MatmulStep& s, int parts, int64_t piece, int64_t pieces) {
   const MatmulGrid& g = p_.grid;
   const int64_t mt = s.m1 - s.m0, nt = s.n1 - s.n0, kt = s.k1 - s.k0, esA = p_.esA;
-  if (s.load_a && (parts & 1))
+  if (s.load_a && (parts & 1) && p_.a_lx < 0)
     load_tile(g.mcast_a, ga_, my_a_, s.a_idx, kFreeA, kArrA, addr(p_.A, s.b, s.m0, s.k0),
               p_.A_slot[static_cast<size_t>(s.a_slot)],
               DmaShape{kt * esA, mt, p_.A.s0 * esA, g.tk * esA});
@@ -227,8 +227,13 @@ void MatmulCoreEmitter::emit_compute(const MatmulStep& s) {
   const MatmulGrid& g = p_.grid;
   const int64_t mt = s.m1 - s.m0, nt = s.n1 - s.n0, kt = s.k1 - s.k0;
   const int64_t tm = g.tm, tn = g.tn, tk = g.tk, esA = p_.esA;
-  const int64_t as = p_.A_slot[static_cast<size_t>(s.a_slot)],
-                bs = p_.B_slot[static_cast<size_t>(s.b_slot)];
+  const int64_t bs = p_.B_slot[static_cast<size_t>(s.b_slot)];
+  int64_t as = p_.A_slot[static_cast<size_t>(s.a_slot)], lda = tk;
+  if (p_.a_lx >= 0) {  // the core's rows of A in the LX plan's slot, row after row
+    const int64_t M = p_.A.rows, K = p_.A.cols;
+    as = p_.a_lx + ((s.b * M + s.m0 - (w_.b0 * M + w_.m0)) * K + s.k0) * esA;
+    lda = K;
+  }
   const int64_t a_bytes = tm * tk * esA, b_bytes = tk * tn * esA;
   if (g.mcast_a && s.load_a)
     arrivals(a_rows_, static_cast<int64_t>(ga_.size()), my_a_, s.a_idx, kArrA, as, a_bytes);
@@ -239,7 +244,7 @@ void MatmulCoreEmitter::emit_compute(const MatmulStep& s) {
   for (int cl = 0; cl < 2; ++cl) {
     auto [h0, h1] = halves[static_cast<size_t>(cl)];
     if (h1 <= h0) continue;
-    em_.mm(cl, as + h0 * tk * esA, bs, cslot + h0 * tn * 4, h1 - h0, nt, kt, tk,
+    em_.mm(cl, as + h0 * lda * esA, bs, cslot + h0 * tn * 4, h1 - h0, nt, kt, lda,
            p_.trans_b ? tk : tn, tn, p_.A.dt, !s.first_k, p_.trans_b);
   }
   if (s.a_last) release(g.mcast_a, ga_, my_a_, s.a_idx, a_rows_, kFreeA, as, a_bytes);

@@ -65,6 +65,9 @@ struct MatmulPlan {
   // row after row (Kernel::division); also stored to DRAM when out_dram. -1: stored only.
   int64_t out_lx = -1;
   bool out_dram = true;
+  // A taken from a slot the LX plan keeps it in (each core's rows of it, row after row): no A
+  // loads, each matmul reads its rows there. -1: A is loaded from DRAM.
+  int64_t a_lx = -1;
   std::vector<std::vector<int64_t>> ep_slot;  // per epilogue slot, per accumulator slot
   std::vector<int64_t> ep_const;              // per epilogue value: LX of a constant, or -1
 };

@@ -94,9 +94,11 @@ LxResidencyPlan plan_lx_residency(const ir::Graph& g, const std::vector<GroupLx>
     for (size_t i = 0; i + 1 < rs.size(); ++i) {
       const size_t p = rs[i];
       const auto& pd = groups[p].division;
-      if (!pd) {
+      if (!pd || groups[p].grid) {  // a matmul loads its operand tiles, not rows into a slot
         if (why.empty())
-          why = "no reader that divides rows over the cores shares them with a later one";
+          why =
+              "no loop kernel reader that divides rows over the cores shares them with a "
+              "later one";
         continue;
       }
       const auto loads = accesses_of(*pd, storage, false);

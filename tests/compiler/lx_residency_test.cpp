@@ -36,14 +36,13 @@ GroupLx loop(const std::string& name, const std::vector<std::string>& in,
   k.name = name;
   LoopDivision d;
   d.rows = rows;
-  d.cols = 64;
   for (int64_t c = 0; c < 4; ++c) d.core_rows.emplace_back(c * rows / 4, (c + 1) * rows / 4);
   for (const auto& b : in) {
-    d.accesses.push_back({b, false, 0, 64, 1, true, true, isa::DType::F16, true});
+    d.accesses.push_back({b, false, 0, 64, 1, true, true, isa::DType::F16, true, 64});
     k.reads.insert(b);
   }
   for (const auto& b : out) {
-    d.accesses.push_back({b, true, 0, 64, 1, true, true, isa::DType::F16, true});
+    d.accesses.push_back({b, true, 0, 64, 1, true, true, isa::DType::F16, true, 64});
     k.writes.insert(b);
   }
   k.division = d;
@@ -302,7 +301,7 @@ TEST(JointDivision, ALoopKernelTakesTheMatmulsRowsWhenThatIsPredictedFaster) {
   const std::vector<GroupLx> before = ks;
   FakeTrials trials{before, 400, 1100};
   nlohmann::json decisions = nlohmann::json::array();
-  const LxResidencyPlan p = plan_lx_jointly(g, ks, cfg, true, std::ref(trials), decisions);
+  const LxResidencyPlan p = plan_lx_jointly(g, ks, cfg, true, true, std::ref(trials), decisions);
   const Rows mm_rows = before[0].division->core_rows;
   ASSERT_EQ(decisions.size(), 1u);
   EXPECT_TRUE(decisions[0]["taken"].get<bool>()) << decisions.dump();
@@ -327,7 +326,7 @@ TEST(JointDivision, ItKeepsItsOwnRowsWhenTheProducersArePredictedSlower) {
   const std::vector<GroupLx> before = ks;
   FakeTrials trials{before, 1200, 1300};
   nlohmann::json decisions = nlohmann::json::array();
-  const LxResidencyPlan p = plan_lx_jointly(g, ks, cfg, true, std::ref(trials), decisions);
+  const LxResidencyPlan p = plan_lx_jointly(g, ks, cfg, true, true, std::ref(trials), decisions);
   ASSERT_EQ(decisions.size(), 1u);
   EXPECT_FALSE(decisions[0]["taken"].get<bool>());
   EXPECT_EQ(decisions[0]["reason"],
@@ -349,7 +348,7 @@ TEST(JointDivision, RowsTakenForAValueThatFindsNoRoomGoBack) {
   const std::vector<GroupLx> before = ks;
   FakeTrials trials{before, 400, 1100};
   nlohmann::json decisions = nlohmann::json::array();
-  const LxResidencyPlan p = plan_lx_jointly(g, ks, cfg, true, std::ref(trials), decisions);
+  const LxResidencyPlan p = plan_lx_jointly(g, ks, cfg, true, true, std::ref(trials), decisions);
   ASSERT_EQ(decisions.size(), 1u);
   EXPECT_FALSE(decisions[0]["taken"].get<bool>());
   EXPECT_EQ(decisions[0]["reason"], "the value did not stay in LX (see lx_residency.decisions)");
@@ -368,7 +367,7 @@ TEST(JointDivision, AChainOfLoopKernelsFollowsTheMatmulsRows) {
   const std::vector<GroupLx> before = ks;
   FakeTrials trials{before, 400, 1100};
   nlohmann::json decisions = nlohmann::json::array();
-  const LxResidencyPlan p = plan_lx_jointly(g, ks, cfg, true, std::ref(trials), decisions);
+  const LxResidencyPlan p = plan_lx_jointly(g, ks, cfg, true, true, std::ref(trials), decisions);
   const Rows mm_rows = before[0].division->core_rows;
   ASSERT_EQ(decisions.size(), 2u);
   EXPECT_EQ(decisions[1]["producer"], "exp");
@@ -379,17 +378,112 @@ TEST(JointDivision, AChainOfLoopKernelsFollowsTheMatmulsRows) {
   EXPECT_FALSE(p.kernels[1].barrier_after);  // norm takes u from LX on its core
 }
 
-TEST(JointDivision, NothingIsTriedWithThePlanOff) {
+TEST(JointDivision, NothingIsTriedWithThePlanOrTheJointDivisionOff) {
   const auto cfg = arch::load_arch("tiny");
   const ir::Graph g = graph({"x", "t", "y"}, {"x"}, {"y"});
   std::vector<GroupLx> ks = {row_matmul("mm", "t"), loop("softmax", {"t"}, {"y"})};
   const std::vector<GroupLx> before = ks;
   FakeTrials trials{before, 400, 1100};
   nlohmann::json decisions = nlohmann::json::array();
-  const LxResidencyPlan p = plan_lx_jointly(g, ks, cfg, false, std::ref(trials), decisions);
+  const LxResidencyPlan p = plan_lx_jointly(g, ks, cfg, false, true, std::ref(trials), decisions);
   EXPECT_EQ(trials.calls, 0);
   EXPECT_TRUE(decisions.empty());
   EXPECT_TRUE(p.buffers.empty());
+  // compiler.joint_division=off: the plan alone; t's rows differ, so it goes through DRAM.
+  const LxResidencyPlan q = plan_lx_jointly(g, ks, cfg, true, false, std::ref(trials), decisions);
+  EXPECT_EQ(trials.calls, 0);
+  EXPECT_TRUE(decisions.empty());
+  EXPECT_EQ(resident(q, "t"), nullptr);
+  EXPECT_EQ(ks[1].division->core_rows, before[1].division->core_rows);
+}
+
+TEST(JointDivision, AMatmulTakesItsProducersRowsAndReadsItsAOperandFromLx) {
+  const auto cfg = arch::load_arch("tiny");
+  const ir::Graph g = graph({"x", "t", "w", "y"}, {"x", "w"}, {"y"});
+  GroupLx mm;  // its own split divides no rows (a K split): no division
+  mm.name = "mm";
+  mm.reads = {"t", "w"};
+  mm.writes = {"y"};
+  mm.grid = MatmulGrid{};
+  mm.grid->gk = 2;
+  mm.cycles = 1000;
+  mm.lx_peak = 4096;
+  std::vector<GroupLx> ks = {loop("norm", {"x"}, {"t"}), mm};
+  const Rows norm_rows = ks[0].division->core_rows;
+  int calls = 0;
+  // The matmul with the rows it is offered: A (t) as rows of 64, B (w) read whole.
+  auto lower = [&](size_t k, const KernelLx& lx) -> std::optional<GroupLx> {
+    ++calls;
+    GroupLx out = ks[k];
+    LoopDivision d;
+    d.rows = 256;
+    d.core_rows = lx.rows;
+    d.accesses.push_back({"t", false, 0, 64, 1, true, true, isa::DType::F16, true, 64});
+    d.accesses.push_back({"w", false, 0, 64, 1, true, true, isa::DType::F16, false, 64});
+    out.division = d;
+    out.grid->gk = 1;
+    out.grid->gm = 4;
+    out.cycles = lx.resident.count("t") ? 600 : 1100;
+    return out;
+  };
+  nlohmann::json decisions = nlohmann::json::array();
+  const LxResidencyPlan p = plan_lx_jointly(g, ks, cfg, true, true, lower, decisions);
+  ASSERT_EQ(decisions.size(), 1u) << decisions.dump();
+  EXPECT_TRUE(decisions[0]["taken"].get<bool>());
+  EXPECT_EQ(calls, 2);  // with the slot, then its working set without
+  EXPECT_EQ(p.kernels[1].rows, norm_rows);
+  const ResidentBuffer* t = resident(p, "t");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->readers, std::vector<size_t>{1});
+  EXPECT_FALSE(t->store_dram);
+  ASSERT_TRUE(p.kernels[1].grid.has_value());  // it lowers with the split that gave those rows
+  EXPECT_EQ(p.kernels[1].grid->gm, 4);
+  EXPECT_EQ(p.kernels[1].grid->gk, 1);
+  EXPECT_EQ(resident(p, "w"), nullptr);  // B is read whole: not placeable
+}
+
+// A matmul whose own split divides no rows is lowered again with a split of whole rows for a
+// loop kernel reading its output; the two together decide.
+TEST(JointDivision, AMatmulIsLoweredAgainWithWholeRowsWhenThatAndItsReaderTogetherAreFaster) {
+  const auto cfg = arch::load_arch("tiny");
+  const ir::Graph g = graph({"x", "t", "y"}, {"x"}, {"y"});
+  for (const int64_t whole_cycles : {1100, 1600}) {
+    GroupLx mm = row_matmul("mm", "t");
+    mm.division.reset();  // its own split: N or K
+    mm.grid->gk = 2;
+    mm.cycles = 1000;
+    std::vector<GroupLx> ks = {mm, loop("softmax", {"t"}, {"y"})};
+    ks[1].cycles = 1000;
+    const GroupLx rows_mm = row_matmul("mm", "t");
+    auto lower = [&](size_t k, const KernelLx& lx) -> std::optional<GroupLx> {
+      if (k == 0) {
+        if (!lx.whole_rows) return std::nullopt;
+        GroupLx out = rows_mm;
+        out.cycles = whole_cycles;
+        return out;
+      }
+      GroupLx out = ks[1];
+      if (!lx.rows.empty()) out.division->core_rows = lx.rows;
+      out.cycles = lx.resident.empty() ? 1100 : 500;
+      return out;
+    };
+    nlohmann::json decisions = nlohmann::json::array();
+    const LxResidencyPlan p = plan_lx_jointly(g, ks, cfg, true, true, lower, decisions);
+    ASSERT_EQ(decisions.size(), 1u);
+    EXPECT_EQ(decisions[0]["producer_whole_rows_cycles"], whole_cycles);
+    if (whole_cycles == 1100) {  // 1100 + 500 < 1000 + 1000
+      EXPECT_TRUE(decisions[0]["taken"].get<bool>()) << decisions.dump();
+      ASSERT_NE(resident(p, "t"), nullptr);
+      ASSERT_TRUE(p.kernels[0].grid.has_value());
+      EXPECT_EQ(p.kernels[0].grid->gm, 3);  // the split of whole rows
+      EXPECT_EQ(p.kernels[1].rows, rows_mm.division->core_rows);
+    } else {  // 1600 + 500 > 2000: both keep their own
+      EXPECT_FALSE(decisions[0]["taken"].get<bool>());
+      EXPECT_FALSE(ks[0].division.has_value());
+      EXPECT_FALSE(p.kernels[0].grid.has_value());
+      EXPECT_EQ(resident(p, "t"), nullptr);
+    }
+  }
 }
 
 }  // namespace

@@ -85,6 +85,10 @@ struct CompileOptions {
   // and drops the barriers it makes unnecessary (lx_residency.h); off: every kernel starts from
   // an empty LX and ends at a barrier.
   bool lx_planning = true;
+  // `compiler.joint_division=on|off`: with the LX plan, a kernel may take its producer's row
+  // division so a value stays in LX between them (plan_lx_jointly, lx_residency.h); off: every
+  // kernel divides its work on its own.
+  bool joint_division = true;
   // `compiler.host_fallback=on|off`: fallback nodes spyre-sim has no lowering for run on the
   // host over a modelled PCIe link (host_call.h); off: they are refused by name.
   bool host_fallback = false;

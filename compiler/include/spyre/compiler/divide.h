@@ -41,6 +41,9 @@ struct MatmulSplit {
   std::array<int64_t, 4> parts{0, 0, 0, 0};  // b, m, n, k
   std::array<int64_t, 3> tiles{0, 0, 0};     // tm, tn, tk
   int64_t lead = 0;
+  // Unforced: only the splits that give every core whole rows of A and of the output (no N or
+  // K split; several batches only whole), for the LX plan (lx_residency.h plan_lx_jointly).
+  bool whole_rows = false;
   bool forced() const { return parts[0] > 0; }
 };
 

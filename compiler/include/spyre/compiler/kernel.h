@@ -46,7 +46,7 @@ class LxArena {
 // loops counts outer index * rows per outer index + row; an access whose outer strides do not
 // continue its row stride is not placeable.
 struct LoopDivision {
-  int64_t rows = 0, cols = 0;                          // the tile space; a core holds all cols
+  int64_t rows = 0;  // the rows of the space; a core holds all of a value's columns
   std::vector<std::pair<int64_t, int64_t>> core_rows;  // per core: [lo, hi), empty when idle
   struct BufferAccess {
     std::string storage;  // the buffer owning the storage
@@ -58,16 +58,15 @@ struct LoopDivision {
     // along the rows, in the tile layout (not transposed); a store's value is computed here
     // (not a load) and stored once.
     bool placeable = false;
+    int64_t cols = 1;  // elements of one row of the value (1 when it does not vary along them)
     bool same_place(const BufferAccess& o) const {
       return storage == o.storage && elem == o.elem && rc == o.rc && cc == o.cc && r == o.r &&
-             c == o.c && dt == o.dt;
+             c == o.c && dt == o.dt && cols == o.cols;
     }
   };
   std::vector<BufferAccess> accesses;
-  // The same tile space and the same rows on every core.
-  bool same_rows(const LoopDivision& o) const {
-    return rows == o.rows && cols == o.cols && core_rows == o.core_rows;
-  }
+  // The same rows on every core.
+  bool same_rows(const LoopDivision& o) const { return rows == o.rows && core_rows == o.core_rows; }
   // Bytes one core's rows of an access's value take in LX, the row layout of the arenas.
   int64_t slice_bytes(const BufferAccess& a, int64_t stick) const;
 };
@@ -106,10 +105,12 @@ struct Kernel {
   std::optional<LoopDivision> division = std::nullopt;
   // Work division chosen with the plan: a loop kernel divides its rows as `rows_plan` says
   // (per core [lo, hi), a producer's rows) instead of evenly, when they cover its rows in order
-  // in whole units. A matmul given `grid` lowers with it, no search (its output stays in LX
-  // as that grid divides it); after lowering, `grid` is the split the matmul used.
+  // in whole units; a matmul takes the split that gives every core those rows of A, whole. A
+  // matmul given `grid` lowers with it, no search (its output or A stays in LX as that grid
+  // divides it); after lowering, `grid` is the split the matmul used.
   std::vector<std::pair<int64_t, int64_t>> rows_plan = {};
   std::optional<MatmulGrid> grid = std::nullopt;
+  bool whole_rows = false;  // a matmul: only splits giving every core whole rows (MatmulSplit)
 
   Emitter emitter(int64_t core) { return Emitter(cores[static_cast<size_t>(core)], id); }
   // An empty arena of this compile (its debug options) for the kernel or a trial lowering.

@@ -2,10 +2,10 @@
 // The whole-graph LX plan: which buffers stay in LX from the kernel that writes them to the
 // kernels that read them, where, and which kernel boundaries still need a chip-wide barrier.
 //
-// A buffer stays in LX when its producer (a loop kernel, or a matmul whose cores hold whole rows
-// of its output) and a reader (a loop kernel) give every core the same rows of it, laid out the
-// same way (LoopDivision, kernel.h): core c computes its rows into an LX slot and the reader on
-// core c uses them from there, with no DRAM trip. It is still
+// A buffer stays in LX when its producer and a reader (loop kernels, or matmuls whose cores hold
+// whole rows of A and of the output) give every core the same rows of it, laid out the same way
+// (LoopDivision, kernel.h): core c computes its rows into an LX slot and the reader on core c
+// uses them from there, with no DRAM trip. It is still
 // written to DRAM when it is a graph output or another kernel reads it (not from LX). A buffer
 // that several loop kernels read with the same rows and layout after its last write (a graph
 // input or weight, or a value whose producer cannot keep it: a matmul's output) is loaded once:
@@ -63,6 +63,7 @@ struct KernelLx {
   // as its producer divides them; a matmul whose output stays in LX, the split it had.
   std::vector<std::pair<int64_t, int64_t>> rows;
   std::optional<MatmulGrid> grid;
+  bool whole_rows = false;  // a matmul's trial: a split giving every core whole rows
 };
 
 struct ResidentBuffer {
@@ -87,19 +88,24 @@ struct LxResidencyPlan {
 LxResidencyPlan plan_lx_residency(const ir::Graph& g, const std::vector<GroupLx>& groups,
                                   const arch::ArchConfig& cfg, bool enabled);
 
-// Work division chosen with the plan (plan/joint_division.cpp). A loop kernel reading a value
-// that its only writer divides into other rows of the same tile space (a bmm's [heads x rows,
-// cols] scores, 64 rows on each of 24 cores, read by a softmax that would give 32 cores 48) is
-// lowered again with the producer's rows and the value in an LX slot; it takes those rows when
-// the kernel prediction of that lowering beats its own (the LX slot's DRAM bytes saved against
-// the cores it leaves idle). Kernels after it see its new rows, so a chain follows. The plan is
-// then made (plan_lx_residency); a kernel whose value did not stay in LX gets its own rows back
-// and the plan is made again. A matmul whose output stays in LX keeps the split it had.
+// Work division chosen with the plan (plan/joint_division.cpp). A kernel reading a value that
+// its only writer divides into other rows (a bmm's [heads x rows, cols] scores, 64 rows on
+// each of 24 cores, read by a softmax that would give 32 cores 48; a softmax's probabilities
+// read by a bmm as A) is lowered again with the producer's rows (KernelLx::rows: a loop kernel
+// divides its rows so, a matmul takes the split giving each core those rows of A) and the
+// value in an LX slot; it takes those rows when the kernel prediction of that lowering beats
+// its own (the slot's DRAM bytes saved against the cores it leaves idle). A matmul producer
+// whose own split divides no rows is lowered again with a split of whole rows on as many cores
+// (KernelLx::whole_rows), and both predictions count. Kernels after it see
+// its new rows, so a chain follows. The plan is then made (plan_lx_residency); a kernel whose
+// value did not stay in LX gets its own rows back and the plan is made again. A matmul whose
+// output or A stays in LX keeps the split it had (KernelLx::grid).
 // `lower(k, lx)`: kernel k lowered as a trial with `lx` (what the plan needs of it), or nullopt
 // when it does not lower so. `groups` are the first lowerings (updated with the rows taken).
 using TrialLowering = std::function<std::optional<GroupLx>(size_t k, const KernelLx& lx)>;
+// `joint` false (compiler.joint_division=off): the plan alone, no kernel takes other rows.
 LxResidencyPlan plan_lx_jointly(const ir::Graph& g, std::vector<GroupLx>& groups,
-                                const arch::ArchConfig& cfg, bool enabled,
+                                const arch::ArchConfig& cfg, bool enabled, bool joint,
                                 const TrialLowering& lower, nlohmann::json& decisions);
 
 }  // namespace spyre::compiler
