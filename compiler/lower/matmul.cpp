@@ -252,6 +252,7 @@ void lower_matmul(Kernel& k) {
     }
     k.ctx.matmul_pick.emplace(pick_key, std::make_pair(grid, verified));
   }
+  if (!k.rows_plan.empty()) grid.forced = false;  // chosen with the plan, not by the user
   emit(k, grid);
   if ((!k.rows_plan.empty() && (!k.division || k.division->core_rows != k.rows_plan)) ||
       (k.whole_rows && !k.division))
@@ -360,14 +361,25 @@ void emit_matmul(Kernel& k, MatmulPlan& p, const MatmulGrid& grid, const MatmulS
     access(p.B, false, N, false);  // B and the bias are read whole by every core
     if (is_addmm) access(p.bias, false, N, false);
     access(p.O, true, N, !ep && k.store_output);
+    // A fused epilogue's loads and stores go through DRAM: no buffer they touch can be one the
+    // plan hands over in LX.
+    if (ep)
+      for (const auto& op : ep->p.ops)
+        if (op.kind == TOp::Load || op.kind == TOp::Store) {
+          LoopDivision::BufferAccess a;
+          a.storage = k.g.storage_of(ep->p.accesses[static_cast<size_t>(op.access)].buffer).name;
+          a.store = op.kind == TOp::Store;
+          d.accesses.push_back(a);
+        }
     k.division = std::move(d);
   }
   for (const auto& [name, slot] : k.resident) {
-    const LoopDivision::BufferAccess* a = nullptr;
-    for (const auto& x :
-         k.division ? k.division->accesses : std::vector<LoopDivision::BufferAccess>{})
-      if (x.storage == name && x.store == slot.write && x.placeable) a = &x;
-    if (!a || slot.load)
+    bool fits = k.division.has_value() && !slot.load;
+    for (size_t i = 0; fits && i < k.division->accesses.size(); ++i) {
+      const auto& x = k.division->accesses[i];
+      fits = x.storage != name || (x.store == slot.write && x.placeable);
+    }
+    if (!fits)
       throw Error(k.g.file + ": " + ir::describe(n),
                   "planned LX residency of " + name +
                       " does not fit this matmul's split (an internal error)");

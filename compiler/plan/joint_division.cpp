@@ -1,6 +1,7 @@
 // Work division chosen with the LX plan (lx_residency.h plan_lx_jointly).
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "spyre/compiler/lx_residency.h"
 
@@ -58,7 +59,8 @@ LxResidencyPlan plan_lx_jointly(const ir::Graph& g, std::vector<GroupLx>& groups
     // A loop kernel, or a matmul (its split then gives every core the producer's rows of A).
     const bool mm = groups[r].grid.has_value();
     if (!groups[r].division && !mm) continue;
-    for (const auto& storage : groups[r].reads) {
+    const std::set<std::string> reads = groups[r].reads;  // groups[r] changes when it takes rows
+    for (const auto& storage : reads) {
       auto w = writers.find(storage);
       if (w == writers.end() || w->second.size() != 1 || w->second[0] >= r) continue;
       const size_t p = w->second[0];

@@ -63,13 +63,14 @@ def test_the_joint_division_changes_outputs_only_where_a_matmul_sums_otherwise(m
 
 
 def _assert_same_or_close(path, rep, outs, ref):
-    """The same bits, unless a matmul of `rep` took its producer's rows (its fp32 sums may then
-    run in another order): then equal to the outputs' precision."""
+    """The same bits, unless a matmul of `rep` took its producer's rows or was lowered again
+    with whole rows for its reader (its fp32 sums may then run in another order): then equal to
+    the outputs' precision."""
     import numpy as np
 
     units = {k["name"]: k["unit"] for k in rep["kernels"]}
     taken = [d for d in rep["lx_residency"]["rows_from_producers"] if d["taken"]]
-    if not [d for d in taken if units[d["kernel"]] == "pt"]:
+    if not [d for d in taken if units[d["kernel"]] == "pt" or "producer_whole_rows_cycles" in d]:
         assert outs == ref
         return
     for a, b in zip(_arrays(path, outs), _arrays(path, ref)):

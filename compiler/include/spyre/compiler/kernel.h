@@ -40,9 +40,10 @@ class LxArena {
   nlohmann::json plan_ = nlohmann::json::array();
 };
 
-// How a loop kernel (lower/loops.cpp) divides its rows, and how it reads and writes each
-// buffer: what plan/lx_residency.cpp needs to keep a buffer in LX from one kernel to the next
-// (both kernels giving every core the same rows of it). Rows are flat: a space with outer
+// How a loop kernel (lower/loops.cpp), or a matmul whose cores hold whole rows
+// (lower/matmul.cpp), divides its rows, and how it reads and writes each buffer: what
+// plan/lx_residency.cpp needs to keep a buffer in LX from one kernel to the next (both
+// kernels giving every core the same rows of it). Rows are flat: a space with outer
 // loops counts outer index * rows per outer index + row; an access whose outer strides do not
 // continue its row stride is not placeable.
 struct LoopDivision {

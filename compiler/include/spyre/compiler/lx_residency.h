@@ -59,8 +59,8 @@ struct KernelLx {
   std::map<std::string, ResidentSlot> resident;
   int64_t lx_top = -1;        // cap of its own working set (-1: the usable LX)
   bool barrier_after = true;  // close it with a barrier (the last kernel halts)
-  // Work division chosen with the plan (Kernel::rows_plan, Kernel::grid): a loop kernel's rows
-  // as its producer divides them; a matmul whose output stays in LX, the split it had.
+  // Work division chosen with the plan (Kernel::rows_plan, Kernel::grid): a kernel's rows as
+  // its producer divides them; a matmul whose output or A stays in LX, the split it had.
   std::vector<std::pair<int64_t, int64_t>> rows;
   std::optional<MatmulGrid> grid;
   bool whole_rows = false;  // a matmul's trial: a split giving every core whole rows
