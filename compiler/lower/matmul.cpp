@@ -174,7 +174,10 @@ void lower_matmul(Kernel& k) {
   if (k.whole_rows) forced.whole_rows = true;
   if (!k.rows_plan.empty()) {
     const int64_t r0 = k.rows_plan[0].second - k.rows_plan[0].first;
-    if (r0 <= 0 || (r0 > M && r0 % M != 0))
+    // M blocks come in whole PT tiles of both corelets (divide.h): a producer's 4 rows per
+    // core are no block, and nothing is searched for them.
+    const int64_t tile_rows = M >= cfg.pt_rows * cfg.corelets ? cfg.pt_rows * cfg.corelets : 1;
+    if (r0 <= 0 || (r0 > M && r0 % M != 0) || (r0 < M && r0 % tile_rows != 0))
       throw Error(k.g.file + ": " + ir::describe(n),
                   "the LX plan's rows split no matmul block (an internal error)");
     forced = MatmulSplit{};
