@@ -17,6 +17,16 @@ int64_t LxArena::alloc(const std::string& name, int64_t bytes) {
   return at;
 }
 
+bool LoopDivision::loads_as(const std::string& storage, const BufferAccess& place) const {
+  bool any = false;
+  for (const auto& a : accesses) {
+    if (a.storage != storage) continue;
+    if (a.store || !a.placeable || !a.same_place(place)) return false;
+    any = true;
+  }
+  return any;
+}
+
 int64_t LoopDivision::slice_bytes(const BufferAccess& a, int64_t stick) const {
   int64_t rows = 0;
   for (const auto& [lo, hi] : core_rows) rows = std::max(rows, hi - lo);

@@ -9,13 +9,11 @@ namespace spyre::compiler {
 namespace {
 
 using BufAccess = LoopDivision::BufferAccess;
-using Rows = std::vector<std::pair<int64_t, int64_t>>;
 
 // A kernel that takes its producer's rows for one value.
 struct Taken {
   size_t producer = 0;
   std::string buffer;
-  Rows rows;    // the producer's
   GroupLx own;  // its first lowering, to go back to
   // A matmul producer lowered again for it with a split of whole rows: its own lowering.
   std::optional<GroupLx> producer_own;
@@ -31,17 +29,6 @@ const BufAccess* sole_store(const LoopDivision& d, const std::string& storage) {
     st = &a;
   }
   return st && st->placeable ? st : nullptr;
-}
-
-// `d` only loads `storage`, every load as `place` lays it out.
-bool loads_as(const LoopDivision& d, const std::string& storage, const BufAccess& place) {
-  bool any = false;
-  for (const auto& a : d.accesses) {
-    if (a.storage != storage) continue;
-    if (a.store || !a.placeable || !a.same_place(place)) return false;
-    any = true;
-  }
-  return any;
 }
 
 }  // namespace
@@ -91,7 +78,7 @@ LxResidencyPlan plan_lx_jointly(const ir::Graph& g, std::vector<GroupLx>& groups
         const LoopDivision& rd = *groups[r].division;
         if (pd.rows == rd.rows && pd.core_rows == rd.core_rows) continue;  // alike already
         // A matmul dividing A's rows otherwise may still read the value as A with its rows.
-        if (!mm && (pd.rows != rd.rows || !loads_as(rd, storage, *st))) continue;
+        if (!mm && (pd.rows != rd.rows || !rd.loads_as(storage, *st))) continue;
       }
       // The trial: the producer's rows, the value in a slot at the top of the usable LX.
       KernelLx trial;
@@ -107,7 +94,7 @@ LxResidencyPlan plan_lx_jointly(const ir::Graph& g, std::vector<GroupLx>& groups
       if (with) d["producer_rows_cycles"] = with->cycles;
       const bool fits = with && with->division && with->division->rows == pd.rows &&
                         with->division->core_rows == pd.core_rows &&
-                        loads_as(*with->division, storage, *st);
+                        with->division->loads_as(storage, *st);
       // The producer's extra cycles when it was lowered again for this.
       const int64_t extra = remade ? remade->cycles - groups[p].cycles : 0;
       if (remade) d["producer_whole_rows_cycles"] = remade->cycles;
@@ -126,7 +113,7 @@ LxResidencyPlan plan_lx_jointly(const ir::Graph& g, std::vector<GroupLx>& groups
         decisions.push_back(d);
         continue;
       }
-      taken[r] = Taken{p, storage, pd.core_rows, groups[r], std::nullopt};
+      taken[r] = Taken{p, storage, groups[r], std::nullopt};
       if (remade) {
         taken[r].producer_own = groups[p];
         groups[p] = *remade;
@@ -161,7 +148,7 @@ LxResidencyPlan plan_lx_jointly(const ir::Graph& g, std::vector<GroupLx>& groups
       back = true;
     }
     if (back) continue;
-    for (const auto& [r, t] : taken) plan.kernels[r].rows = t.rows;
+    for (const auto& [r, t] : taken) plan.kernels[r].rows = groups[r].division->core_rows;
     // A matmul whose output or A operand stays in LX lowers with the split that gave it those
     // rows.
     for (const auto& b : plan.buffers) {

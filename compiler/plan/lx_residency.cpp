@@ -66,13 +66,7 @@ LxResidencyPlan plan_lx_residency(const ir::Graph& g, const std::vector<GroupLx>
     for (size_t r = p + 1; r < n; ++r) {
       if (!groups[r].reads.count(storage)) continue;
       const auto& rd = groups[r].division;
-      bool in_lx = rd && groups[p].division->same_rows(*rd);
-      if (in_lx) {
-        const auto loads = accesses_of(*rd, storage, false);
-        in_lx = !loads.empty() && accesses_of(*rd, storage, true).empty();
-        for (const BufAccess* a : loads) in_lx = in_lx && a->placeable && a->same_place(place);
-      }
-      if (in_lx)
+      if (rd && groups[p].division->same_rows(*rd) && rd->loads_as(storage, place))
         lx.push_back(r);
       else
         dram.push_back(groups[r].name);

@@ -293,15 +293,31 @@ struct FakeTrials {
 
 using Rows = std::vector<std::pair<int64_t, int64_t>>;
 
+// plan_lx_jointly on "tiny" over `ks` (updated as it updates them), with FakeTrials(fast, slow)
+// lowering the kernels as they were.
+struct JointRun {
+  std::vector<GroupLx> before;
+  nlohmann::json decisions = nlohmann::json::array();
+  int calls = 0;
+  LxResidencyPlan plan;
+};
+JointRun run_joint(const ir::Graph& g, std::vector<GroupLx>& ks, int64_t fast, int64_t slow,
+                   bool enabled = true, bool joint = true) {
+  JointRun run;
+  run.before = ks;
+  FakeTrials trials{run.before, fast, slow};
+  run.plan = plan_lx_jointly(g, ks, arch::load_arch("tiny"), enabled, joint, std::ref(trials),
+                             run.decisions);
+  run.calls = trials.calls;
+  return run;
+}
+
 TEST(JointDivision, ALoopKernelTakesTheMatmulsRowsWhenThatIsPredictedFaster) {
   const auto cfg = arch::load_arch("tiny");
   const ir::Graph g = graph({"x", "t", "y"}, {"x"}, {"y"});
   std::vector<GroupLx> ks = {row_matmul("mm", "t"), loop("softmax", {"t"}, {"y"})};
   ks[1].cycles = 1000;
-  const std::vector<GroupLx> before = ks;
-  FakeTrials trials{before, 400, 1100};
-  nlohmann::json decisions = nlohmann::json::array();
-  const LxResidencyPlan p = plan_lx_jointly(g, ks, cfg, true, true, std::ref(trials), decisions);
+  const auto [before, decisions, calls, p] = run_joint(g, ks, 400, 1100);
   const Rows mm_rows = before[0].division->core_rows;
   ASSERT_EQ(decisions.size(), 1u);
   EXPECT_TRUE(decisions[0]["taken"].get<bool>()) << decisions.dump();
@@ -323,15 +339,12 @@ TEST(JointDivision, ItKeepsItsOwnRowsWhenTheProducersArePredictedSlower) {
   const ir::Graph g = graph({"x", "t", "y"}, {"x"}, {"y"});
   std::vector<GroupLx> ks = {row_matmul("mm", "t"), loop("softmax", {"t"}, {"y"})};
   ks[1].cycles = 1000;
-  const std::vector<GroupLx> before = ks;
-  FakeTrials trials{before, 1200, 1300};
-  nlohmann::json decisions = nlohmann::json::array();
-  const LxResidencyPlan p = plan_lx_jointly(g, ks, cfg, true, true, std::ref(trials), decisions);
+  const auto [before, decisions, calls, p] = run_joint(g, ks, 1200, 1300);
   ASSERT_EQ(decisions.size(), 1u);
   EXPECT_FALSE(decisions[0]["taken"].get<bool>());
   EXPECT_EQ(decisions[0]["reason"],
             "the producer's rows with the value in LX are predicted slower");
-  EXPECT_EQ(trials.calls, 1);  // no second lowering
+  EXPECT_EQ(calls, 1);  // no second lowering
   EXPECT_EQ(ks[1].division->core_rows, before[1].division->core_rows);
   EXPECT_TRUE(p.kernels[1].rows.empty());
   EXPECT_EQ(resident(p, "t"), nullptr);  // other rows: t goes through DRAM
@@ -345,10 +358,7 @@ TEST(JointDivision, RowsTakenForAValueThatFindsNoRoomGoBack) {
   std::vector<GroupLx> ks = {row_matmul("mm", "t", cfg.lx_usable_bytes() - 1024),
                              loop("softmax", {"t"}, {"y"})};
   ks[1].cycles = 1000;
-  const std::vector<GroupLx> before = ks;
-  FakeTrials trials{before, 400, 1100};
-  nlohmann::json decisions = nlohmann::json::array();
-  const LxResidencyPlan p = plan_lx_jointly(g, ks, cfg, true, true, std::ref(trials), decisions);
+  const auto [before, decisions, calls, p] = run_joint(g, ks, 400, 1100);
   ASSERT_EQ(decisions.size(), 1u);
   EXPECT_FALSE(decisions[0]["taken"].get<bool>());
   EXPECT_EQ(decisions[0]["reason"], "the value did not stay in LX (see lx_residency.decisions)");
@@ -364,10 +374,7 @@ TEST(JointDivision, AChainOfLoopKernelsFollowsTheMatmulsRows) {
   std::vector<GroupLx> ks = {row_matmul("mm", "t"), loop("exp", {"t"}, {"u"}),
                              loop("norm", {"u"}, {"y"})};
   ks[1].cycles = ks[2].cycles = 1000;
-  const std::vector<GroupLx> before = ks;
-  FakeTrials trials{before, 400, 1100};
-  nlohmann::json decisions = nlohmann::json::array();
-  const LxResidencyPlan p = plan_lx_jointly(g, ks, cfg, true, true, std::ref(trials), decisions);
+  const auto [before, decisions, calls, p] = run_joint(g, ks, 400, 1100);
   const Rows mm_rows = before[0].division->core_rows;
   ASSERT_EQ(decisions.size(), 2u);
   EXPECT_EQ(decisions[1]["producer"], "exp");
@@ -379,22 +386,18 @@ TEST(JointDivision, AChainOfLoopKernelsFollowsTheMatmulsRows) {
 }
 
 TEST(JointDivision, NothingIsTriedWithThePlanOrTheJointDivisionOff) {
-  const auto cfg = arch::load_arch("tiny");
   const ir::Graph g = graph({"x", "t", "y"}, {"x"}, {"y"});
   std::vector<GroupLx> ks = {row_matmul("mm", "t"), loop("softmax", {"t"}, {"y"})};
-  const std::vector<GroupLx> before = ks;
-  FakeTrials trials{before, 400, 1100};
-  nlohmann::json decisions = nlohmann::json::array();
-  const LxResidencyPlan p = plan_lx_jointly(g, ks, cfg, false, true, std::ref(trials), decisions);
-  EXPECT_EQ(trials.calls, 0);
-  EXPECT_TRUE(decisions.empty());
-  EXPECT_TRUE(p.buffers.empty());
+  const JointRun off = run_joint(g, ks, 400, 1100, false, true);
+  EXPECT_EQ(off.calls, 0);
+  EXPECT_TRUE(off.decisions.empty());
+  EXPECT_TRUE(off.plan.buffers.empty());
   // compiler.joint_division=off: the plan alone; t's rows differ, so it goes through DRAM.
-  const LxResidencyPlan q = plan_lx_jointly(g, ks, cfg, true, false, std::ref(trials), decisions);
-  EXPECT_EQ(trials.calls, 0);
-  EXPECT_TRUE(decisions.empty());
-  EXPECT_EQ(resident(q, "t"), nullptr);
-  EXPECT_EQ(ks[1].division->core_rows, before[1].division->core_rows);
+  const JointRun alone = run_joint(g, ks, 400, 1100, true, false);
+  EXPECT_EQ(alone.calls, 0);
+  EXPECT_TRUE(alone.decisions.empty());
+  EXPECT_EQ(resident(alone.plan, "t"), nullptr);
+  EXPECT_EQ(ks[1].division->core_rows, off.before[1].division->core_rows);
 }
 
 TEST(JointDivision, AMatmulTakesItsProducersRowsAndReadsItsAOperandFromLx) {

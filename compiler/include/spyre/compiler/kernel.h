@@ -68,6 +68,9 @@ struct LoopDivision {
   std::vector<BufferAccess> accesses;
   // The same rows on every core.
   bool same_rows(const LoopDivision& o) const { return rows == o.rows && core_rows == o.core_rows; }
+  // It only loads `storage`, at least once, every load placeable and laid out as `place`: a
+  // reader that can take the value from the slot `place` describes.
+  bool loads_as(const std::string& storage, const BufferAccess& place) const;
   // Bytes one core's rows of an access's value take in LX, the row layout of the arenas.
   int64_t slice_bytes(const BufferAccess& a, int64_t stick) const;
 };
