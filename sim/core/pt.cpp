@@ -2,6 +2,7 @@
 // the matmul. Operand element e (e = row * ld + col, in elements) lies at its byte base +
 // e * bytes, or for I4 in byte base + floor(e / 2), nibble e mod 2 (spyre/isa/dtype.h).
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -132,30 +133,41 @@ inline float load_f32(const uint8_t* lx, int64_t base, int64_t e, isa::DType dt,
 // Floating inputs (fp16, bf16, fp32, fp8): every C(i,j) is its own fp32 sum over kk ascending
 // (an fp8 or 16-bit product is exact in fp32), a multiply then an add (never fused: the
 // functional result is the same on every host). Columns go in panels of kPanel (B packed
-// [panel][kk][t], zero-padded) and rows in blocks of up to kRows, so one pass over a panel's kk
-// advances kRows x kPanel independent sums held in registers: the same operations in the same
-// order per element, vectorised across columns.
+// [panel][kk][t], zero-padded) and rows in blocks of R, so one pass over a panel's kk advances
+// R x kPanel independent sums held in registers: the same operations in the same order per
+// element, vectorised across columns. A panel row is kPanel / lanes vectors of the host's width,
+// and R is what its vector registers hold without spilling (matmul_float below).
 constexpr int64_t kPanel = 16;
-constexpr int kRows = 8;
-using F32x16 = float __attribute__((vector_size(64)));  // a panel row: 16 fp32 lanes
+using F32x16 = float __attribute__((vector_size(64)));  // AVX-512: a panel row in one vector
+using F32x8 = float __attribute__((vector_size(32)));   // AVX2: in two
+using F32x4 = float __attribute__((vector_size(16)));   // SSE2: in four
 
-// (by reference: a vector passed by value would change the ABI between the clones)
-__attribute__((always_inline)) inline void load16(F32x16& v, const float* p) {
+template <typename V>
+constexpr int kLanes = static_cast<int>(sizeof(V) / sizeof(float));
+template <typename V>
+constexpr int kPerRow = static_cast<int>(kPanel) / kLanes<V>;  // vectors per panel row
+
+// (by reference: a vector passed by value would change the ABI between the targets)
+template <typename V>
+__attribute__((always_inline)) inline void load_v(V& v, const float* p) {
   std::memcpy(&v, p, sizeof v);
 }
 
-// acc[r] (a panel's 16 sums of row r) += sum over kk of a[r * k + kk] * panel[kk].
-template <int R>
+// acc[r][h] (vector h of row r's panel sums) += sum over kk of a[r * k + kk] * panel[kk][h].
+template <typename V, int R>
 __attribute__((always_inline)) inline void panel_rows(const float* a, int64_t k, const float* panel,
-                                                      F32x16 (&acc)[R]) {
+                                                      V (&acc)[R][kPerRow<V>]) {
   for (int64_t kk = 0; kk < k; ++kk) {
-    F32x16 b;
-    load16(b, panel + kk * kPanel);
-    for (int r = 0; r < R; ++r) acc[r] += a[r * k + kk] * b;
+    V b[kPerRow<V>];
+    for (int h = 0; h < kPerRow<V>; ++h) load_v(b[h], panel + kk * kPanel + h * kLanes<V>);
+    for (int r = 0; r < R; ++r) {
+      const float ar = a[r * k + kk];
+      for (int h = 0; h < kPerRow<V>; ++h) acc[r][h] += ar * b[h];
+    }
   }
 }
 
-template <int R>
+template <typename V, int R>
 __attribute__((always_inline)) inline void panel_block(uint8_t* lx, const Mm& x, const float* a,
                                                        const float* panel, int64_t i0, int64_t j0,
                                                        int64_t width) {
@@ -164,21 +176,41 @@ __attribute__((always_inline)) inline void panel_block(uint8_t* lx, const Mm& x,
   if (x.flags & 1)  // accumulate onto C
     for (int r = 0; r < R; ++r)
       std::memcpy(c[r], lx + x.c + ((i0 + r) * x.ldc + j0) * 4, static_cast<size_t>(width) * 4);
-  F32x16 acc[R];
-  for (int r = 0; r < R; ++r) load16(acc[r], c[r]);
-  panel_rows<R>(a + i0 * x.k, x.k, panel, acc);
+  V acc[R][kPerRow<V>];
+  for (int r = 0; r < R; ++r)
+    for (int h = 0; h < kPerRow<V>; ++h) load_v(acc[r][h], c[r] + h * kLanes<V>);
+  panel_rows<V, R>(a + i0 * x.k, x.k, panel, acc);
   for (int r = 0; r < R; ++r) {
     std::memcpy(c[r], &acc[r], sizeof acc[r]);
     std::memcpy(lx + x.c + ((i0 + r) * x.ldc + j0) * 4, c[r], static_cast<size_t>(width) * 4);
   }
 }
 
-// The host's widest vectors where it has them (ifunc; AVX2 without FMA: the same roundings).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define SPYRE_PT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define SPYRE_PT_CLONES
-#endif
+// Every panel, in blocks of R rows, then of 4, 2 and 1 for the rest.
+template <typename V, int R>
+__attribute__((always_inline)) inline void matmul_panels(uint8_t* lx, const Mm& x, const float* a,
+                                                         const float* bp) {
+  const int64_t panels = (x.n + kPanel - 1) / kPanel;
+  for (int64_t p = 0; p < panels; ++p) {
+    const int64_t j0 = p * kPanel, width = std::min(kPanel, x.n - j0);
+    const float* panel = bp + p * x.k * kPanel;
+    int64_t i = 0;
+    for (; i + R <= x.m; i += R) panel_block<V, R>(lx, x, a, panel, i, j0, width);
+    if constexpr (R > 4) {
+      if (x.m - i >= 4) {
+        panel_block<V, 4>(lx, x, a, panel, i, j0, width);
+        i += 4;
+      }
+    }
+    if constexpr (R > 2) {
+      if (x.m - i >= 2) {
+        panel_block<V, 2>(lx, x, a, panel, i, j0, width);
+        i += 2;
+      }
+    }
+    for (; i < x.m; ++i) panel_block<V, 1>(lx, x, a, panel, i, j0, width);
+  }
+}
 
 // B converted to fp32 in panel order ([panel][kk][t], zero-padded) into `bp`.
 void pack_b(const uint8_t* lx, const Mm& x, std::vector<float>& bp) {
@@ -215,24 +247,47 @@ void pack_b(const uint8_t* lx, const Mm& x, std::vector<float>& bp) {
   }
 }
 
-SPYRE_PT_CLONES void matmul_float(uint8_t* lx, const Mm& x, const std::vector<float>& a,
-                                  const std::vector<float>& bp) {
-  const int64_t panels = (x.n + kPanel - 1) / kPanel;
-  for (int64_t p = 0; p < panels; ++p) {
-    const int64_t j0 = p * kPanel, width = std::min(kPanel, x.n - j0);
-    const float* panel = bp.data() + p * x.k * kPanel;
-    int64_t i = 0;
-    for (; i + kRows <= x.m; i += kRows) panel_block<kRows>(lx, x, a.data(), panel, i, j0, width);
-    if (x.m - i >= 4) {  // then 0 to 7 rows left: a block of 4, of 2, of 1
-      panel_block<4>(lx, x, a.data(), panel, i, j0, width);
-      i += 4;
-    }
-    if (x.m - i >= 2) {
-      panel_block<2>(lx, x, a.data(), panel, i, j0, width);
-      i += 2;
-    }
-    if (x.m - i == 1) panel_block<1>(lx, x, a.data(), panel, i, j0, width);
-  }
+// The host's widest vectors, chosen once: 8 rows x 1 vector on AVX-512 (8 of 32 registers), 6
+// rows x 2 vectors on AVX2 (12 of 16), 2 rows x 4 vectors on the x86-64 baseline (8 of 16).
+// None enables FMA, and every block shape does the same operations per element in the same
+// order: the results are the same bits on every host (PtFunctional.* covers each shape's edges).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define SPYRE_PT_TARGETS 1
+__attribute__((target("avx512f"))) void matmul_avx512(uint8_t* lx, const Mm& x, const float* a,
+                                                      const float* bp) {
+  matmul_panels<F32x16, 8>(lx, x, a, bp);
+}
+__attribute__((target("avx2"))) void matmul_avx2(uint8_t* lx, const Mm& x, const float* a,
+                                                 const float* bp) {
+  matmul_panels<F32x8, 6>(lx, x, a, bp);
+}
+#endif
+void matmul_base(uint8_t* lx, const Mm& x, const float* a, const float* bp) {
+  matmul_panels<F32x4, 2>(lx, x, a, bp);
+}
+
+using MatmulKernel = void (*)(uint8_t*, const Mm&, const float*, const float*);
+struct NamedKernel {
+  const char* name;
+  MatmulKernel fn;
+};
+std::vector<NamedKernel> host_kernels() {
+  std::vector<NamedKernel> out;
+#ifdef SPYRE_PT_TARGETS
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) out.push_back({"avx512f", &matmul_avx512});
+  if (__builtin_cpu_supports("avx2")) out.push_back({"avx2", &matmul_avx2});
+#endif
+  out.push_back({"base", &matmul_base});
+  return out;
+}
+// Set before any run (static initialisation) or by a test between runs, read by the thread that
+// runs the effects.
+std::atomic<MatmulKernel> g_matmul{host_kernels().front().fn};
+
+void matmul_float(uint8_t* lx, const Mm& x, const std::vector<float>& a,
+                  const std::vector<float>& bp) {
+  g_matmul.load(std::memory_order_relaxed)(lx, x, a.data(), bp.data());
 }
 
 // Integer inputs (int8, int4, ...): exact products summed in int64, the int32 result joins the
@@ -262,6 +317,21 @@ void matmul_integer(uint8_t* lx, const Mm& x, const std::vector<float>& a) {
 }
 
 }  // namespace
+
+std::vector<std::string> pt_matmul_kernels() {
+  std::vector<std::string> out;
+  for (const NamedKernel& k : host_kernels()) out.emplace_back(k.name);
+  return out;
+}
+
+bool pt_select_matmul_kernel(const std::string& name) {
+  for (const NamedKernel& k : host_kernels())
+    if (name == k.name) {
+      g_matmul.store(k.fn);
+      return true;
+    }
+  return false;
+}
 
 void pt_execute(uint8_t* lx, const isa::Instr& in) {
   Mm x = decode(in);

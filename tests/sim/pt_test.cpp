@@ -223,11 +223,11 @@ TEST(PtScaleSim, PropertyRandomShapesMatchClosedForms) {
   EXPECT_EQ(checked, 1200);
 }
 
-// Functional: the panelled matmul (blocks of 8, 4, 2 and 1 rows x 16 columns, vectorised)
+// Functional: the panelled matmul (blocks of 8, 6, 4, 2 and 1 rows x 16 columns, vectorised)
 // gives every C(i,j) bit for bit the plain fp32 sum over kk ascending (a multiply then an add,
 // no FMA): row counts around the blocks, widths around the panel of 16, B plain and TRANS_B,
-// with and without accumulate.
-TEST(PtFunctional, PanelledMatmulIsBitExactWithTheSequentialSum) {
+// with and without accumulate; with each kernel this host runs (pt_matmul_kernels).
+void check_panelled_matmul() {
   std::mt19937 rng(7);
   std::uniform_real_distribution<double> u(-4.0, 4.0);
   int checked = 0;
@@ -235,7 +235,7 @@ TEST(PtFunctional, PanelledMatmulIsBitExactWithTheSequentialSum) {
   // holding a NaN that must stay
   for (int64_t pad : {0, 1})
     for (int64_t k : {0, 1, 29})
-      for (int64_t m : {1, 2, 3, 4, 5, 8, 11})
+      for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13})
         for (int64_t n : {1, 16, 37})
           for (int64_t flags : {0, 1, 2, 3}) {
             const bool trans_b = flags & 2;
@@ -288,7 +288,21 @@ TEST(PtFunctional, PanelledMatmulIsBitExactWithTheSequentialSum) {
                 ++checked;
               }
           }
-  EXPECT_EQ(checked, 2 * 3 * 4 * (1 + 2 + 3 + 4 + 5 + 8 + 11) * (1 + 16 + 37));
+  EXPECT_EQ(checked,
+            2 * 3 * 4 * (1 + 2 + 3 + 4 + 5 + 6 + 7 + 8 + 9 + 11 + 12 + 13) * (1 + 16 + 37));
+}
+
+TEST(PtFunctional, PanelledMatmulIsBitExactWithTheSequentialSum) {
+  const std::vector<std::string> kernels = pt_matmul_kernels();
+  ASSERT_FALSE(kernels.empty());
+  EXPECT_EQ(kernels.back(), "base");
+  for (const std::string& k : kernels) {
+    SCOPED_TRACE("kernel " + k);
+    ASSERT_TRUE(pt_select_matmul_kernel(k));
+    check_panelled_matmul();
+  }
+  EXPECT_FALSE(pt_select_matmul_kernel("no such kernel"));
+  ASSERT_TRUE(pt_select_matmul_kernel(kernels.front()));  // the host's own, for later tests
 }
 
 // Functional, 16-bit inputs: every one of the 65,536 bit patterns of fp16 and of bf16 (zeros,

@@ -12,6 +12,7 @@
 //     transcendental, compare, convert), lanes by element size; reductions add a log-depth
 //     lane tree once.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "spyre/arch/arch.h"
@@ -38,6 +39,11 @@ std::vector<ByteRange> sfp_lx_ranges(const isa::Instr& in);
 
 // Executes a pt.mm / sfp.* instruction on `lx` (already bounds-checked).
 void pt_execute(uint8_t* lx, const isa::Instr& in);
+// The floating matmul's kernels this host runs, widest first ("avx512f", "avx2", "base"): the
+// one pt_execute uses is the first. Tests select each in turn (every one gives the same bits);
+// false when the host cannot run `name`.
+std::vector<std::string> pt_matmul_kernels();
+bool pt_select_matmul_kernel(const std::string& name);
 void sfp_execute(uint8_t* lx, const isa::Instr& in);
 
 }  // namespace spyre::sim
