@@ -71,6 +71,7 @@ Cycle Chip::host_call(const isa::Instr& in, const InstrRef& at) {
       SPYRE_FAIL("spyre/chip/host_call", at.where(),
                  "a host fallback needs a host to run its op: run the program from its IR "
                  "(spyre-sim run, spyre_sim.run), or timing-only");
+    env_.settle_data();  // the host reads and writes the image the instructions left
     (*env_.host_call)(in.kernel, dram_data_, env_.program.dram_bytes);
   }
   note_kernel(in.kernel, env_.sched.now(), env_.sched.now() + cycles);  // the kernel's span

@@ -2,6 +2,7 @@
 #include "spyre/sim/chip_module.h"
 
 #include <algorithm>
+#include <thread>
 
 #include "spyre/error.h"
 #include "spyre/sim/report.h"
@@ -95,6 +96,13 @@ ChipModule::ChipModule(const sc_core::sc_module_name& name, const isa::Program& 
   if (dram_) mem_.dram_socket.bind(dram_->socket);
   if (dram_ && opts.functional && image && image->size() < program.dram_bytes)
     image->resize(program.dram_bytes, 0);
+  using DT = SimOptions::DataThread;
+  if (opts.functional &&
+      (opts.data_thread == DT::On ||
+       (opts.data_thread == DT::Auto && std::thread::hardware_concurrency() > 1))) {
+    data_ = std::make_unique<DataWorker>(&Core::run_effect);
+    env_.data = data_.get();
+  }
   q_.at(0, [this] { start(); });
 }
 
@@ -112,7 +120,16 @@ void ChipModule::start() {
 }
 
 SimResult ChipModule::run() {
-  const KernelStop stop = driver_.run();
+  KernelStop stop{};
+  try {
+    stop = driver_.run();
+  } catch (...) {
+    // Every effect submitted came before whatever stopped the timing model: one that failed
+    // is the run's first error (drain rethrows it).
+    env_.settle_data();
+    throw;
+  }
+  env_.settle_data();  // the results; rethrows an effect's error
   if (stop == KernelStop::Watchdog)
     SPYRE_FAIL("spyre/chip/watchdog", "simulate",
                "watchdog: no end after max_cycles " + std::to_string(opts_.max_cycles) +

@@ -1,9 +1,14 @@
 #include "spyre/sim/env.h"
 
 #include "spyre/error.h"
+#include "spyre/sim/data_worker.h"
 #include "spyre/sim/report.h"
 
 namespace spyre::sim {
+
+void Env::settle_data() const {
+  if (data) data->drain();
+}
 
 std::string InstrRef::where() const {
   std::string s = "core " + std::to_string(core) + " instruction #" + std::to_string(index);

@@ -6,6 +6,7 @@
 
 #include "spyre/error.h"
 #include "spyre/sim/chip.h"
+#include "spyre/sim/data_worker.h"
 #include "spyre/sim/report.h"
 #include "spyre/sim/units.h"
 
@@ -58,6 +59,7 @@ void Core::finish_trace() {
 }
 
 void Core::start() {
+  if (env_.functional) lx_bytes_ = lx_data();             // here, on the kernel's thread (DMI)
   if (id_ >= static_cast<int>(env_.program.num_cores)) {  // idle core: nothing to run
     phase_ = Phase::Halted;
     return;
@@ -314,7 +316,7 @@ void Core::execute(const isa::Instr& in) {
     case Opcode::DmaLoad:
     case Opcode::DmaStore: {
       const bool load = in.op == Opcode::DmaLoad;
-      uint8_t* lx = lx_data();
+      uint8_t* lx = lx_bytes_;
       uint8_t* dram = chip_.dram_data();
       const int64_t bytes = in.get("bytes"), rows = in.get("rows"), reps = in.get("reps");
       const int64_t outer = in.get("outer");
@@ -324,7 +326,7 @@ void Core::execute(const isa::Instr& in) {
       const int64_t dout = in.get("dram_outer"), lout = in.get("lx_outer");
       std::vector<uint8_t*> lxs{lx};
       if (load)
-        for (int c : mcast_targets(in)) lxs.push_back(chip_.ring_lx(false, c).data());
+        for (int c : mcast_targets(in)) lxs.push_back(chip_.core(c).lx_bytes());
       for (int64_t o = 0; o < outer; ++o)
         for (int64_t rep = 0; rep < reps; ++rep)
           for (int64_t r = 0; r < rows; ++r) {
@@ -339,25 +341,24 @@ void Core::execute(const isa::Instr& in) {
       return;
     }
     case Opcode::DmaGather: {
-      const std::vector<int64_t> idx = index_vector(lx_data(), in);
+      const std::vector<int64_t> idx = index_vector(lx_bytes_, in);
       for (size_t j = 0; j < idx.size(); ++j)
-        std::memmove(lx_data() + in.get("lx") + static_cast<int64_t>(j) * in.get("lx_stride"),
+        std::memmove(lx_bytes_ + in.get("lx") + static_cast<int64_t>(j) * in.get("lx_stride"),
                      chip_.dram_data() + in.get("dram") + idx[j] * in.get("dram_stride"),
                      static_cast<size_t>(in.get("bytes")));
       return;
     }
     case Opcode::DmaScatter: {  // in order of i: a later row wins where rows overlap
-      const std::vector<int64_t> idx = index_vector(lx_data(), in);
+      const std::vector<int64_t> idx = index_vector(lx_bytes_, in);
       for (size_t j = 0; j < idx.size(); ++j)
         std::memmove(chip_.dram_data() + in.get("dram") + idx[j] * in.get("dram_stride"),
-                     lx_data() + in.get("lx") + static_cast<int64_t>(j) * in.get("lx_stride"),
+                     lx_bytes_ + in.get("lx") + static_cast<int64_t>(j) * in.get("lx_stride"),
                      static_cast<size_t>(in.get("bytes")));
       return;
     }
     case Opcode::RingReduce: {
-      uint8_t* dst =
-          chip_.ring_lx(true, static_cast<int>(in.get("dst_core"))).data() + in.get("dst");
-      const uint8_t* src = lx_data() + in.get("src");
+      uint8_t* dst = chip_.core(static_cast<int>(in.get("dst_core"))).lx_bytes() + in.get("dst");
+      const uint8_t* src = lx_bytes_ + in.get("src");
       for (int64_t e = 0; e < in.get("bytes") / 4; ++e) {
         float x, y;
         std::memcpy(&x, src + 4 * e, 4);
@@ -368,13 +369,12 @@ void Core::execute(const isa::Instr& in) {
       return;
     }
     case Opcode::RingSend: {
-      std::memmove(
-          chip_.ring_lx(false, static_cast<int>(in.get("dst_core"))).data() + in.get("dst"),
-          lx_data() + in.get("src"), static_cast<size_t>(in.get("bytes")));
+      std::memmove(chip_.core(static_cast<int>(in.get("dst_core"))).lx_bytes() + in.get("dst"),
+                   lx_bytes_ + in.get("src"), static_cast<size_t>(in.get("bytes")));
       return;
     }
-    case Opcode::PtMatmul: pt_execute(lx_data(), in); return;
-    default: sfp_execute(lx_data(), in); return;
+    case Opcode::PtMatmul: pt_execute(lx_bytes_, in); return;
+    default: sfp_execute(lx_bytes_, in); return;
   }
 }
 
@@ -382,7 +382,12 @@ void Core::complete(int q) {
   QueueState& s = q_[q];
   const Cycle now = env_.sched.now();
   const isa::Instr& in = s.cur.in;
-  if (env_.functional) execute(in);
+  if (env_.functional) {
+    if (env_.data)
+      env_.data->submit(this, in);
+    else
+      execute(in);
+  }
   const FlowSrc self = env_.trace ? FlowSrc{s.track, s.start} : FlowSrc{};
   if (is_ring(in.op) && in.get("tok") >= 0)
     chip_.core(static_cast<int>(in.get("dst_core"))).add_token(in.get("tok"), self);

@@ -46,8 +46,8 @@ void Core::check_bounds(const Slot& e) const {
     check_range(strided_range(in.get("idx"), {}, n * isz), lx_size, "LX", at);
     check_range(strided_range(in.get("lx"), {{n, in.get("lx_stride")}}, bytes), lx_size, "LX", at);
     if (!env_.functional) return;  // index values exist only when data is simulated
-    // data() allocates LX storage lazily; reading it changes nothing observable.
-    const std::vector<int64_t> idx = index_vector(lx_data(), in);
+    env_.settle_data();            // the index vector as the instructions before this one left it
+    const std::vector<int64_t> idx = index_vector(lx_bytes_, in);
     for (size_t j = 0; j < idx.size(); ++j) {
       if (idx[j] < 0 || idx[j] >= in.get("limit"))
         SPYRE_FAIL("spyre/core/instr", at.where(),

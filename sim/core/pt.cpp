@@ -339,8 +339,8 @@ void pt_execute(uint8_t* lx, const isa::Instr& in) {
   const bool integer = !isa::dtype_is_float(x.dt);
   // A gathered once as fp32, row-major [m,k]; the buffers kept between calls (a pt.mm's are
   // hundreds of KiB: fresh ones would cost page faults every time). thread_local is enough:
-  // every core's SystemC process runs on the one kernel thread, and pt_execute returns before
-  // another starts (it never waits), nor does it call itself.
+  // a run's effects run on one thread (the kernel's, or its DataWorker's), pt_execute returns
+  // before another starts (it never waits), nor does it call itself.
   thread_local std::vector<float> a, bp;
   a.resize(static_cast<size_t>(x.m * x.k));
   const float* table = half_table(x.dt);

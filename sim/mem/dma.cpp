@@ -50,6 +50,7 @@ void DmaEngine::start(const isa::Instr& in, std::function<void()> done) {
     lx_rep_ = lx_outer_ = dram_stride_ = dram_rep_ = dram_outer_ = 0;
     dram0_ = 0;
     // A timing-only run never writes LX, so its index values are all 0: no LX storage needed.
+    if (env_.functional) env_.settle_data();
     const std::vector<int64_t> idx =
         env_.functional ? index_vector(lx_.data(), in)
                         : std::vector<int64_t>(static_cast<size_t>(std::max<int64_t>(0, rows_)));

@@ -30,6 +30,7 @@
 #include <systemc>
 
 #include "spyre/sim/chip.h"
+#include "spyre/sim/data_worker.h"
 #include "spyre/sim/kernel.h"
 #include "spyre/sim/lx_tlm.h"
 #include "spyre/sim/mem_tlm.h"
@@ -96,6 +97,8 @@ class ChipModule : public sc_core::sc_module {
   Chip chip_;
   RingModule ring_data_, ring_reduce_;
   BarrierModule barrier_;
+  // Last: stopped and joined before the memory its effects touch goes.
+  std::unique_ptr<DataWorker> data_;
 };
 
 }  // namespace spyre::sim

@@ -71,6 +71,12 @@ class Core {
   uint64_t issued() const { return dyn_; }             // instructions placed (dynamic count)
   uint64_t loop_words() const { return loop_words_; }  // loop/loop.step words decoded
   void finish_trace();  // flushes the units' busy counters at the end of a traced run
+  // This core's LX bytes in a functional run (null in timing-only ones), fixed at start().
+  uint8_t* lx_bytes() const { return lx_bytes_; }
+  // The DataWorker's effect (data_worker.h): `core`'s data effects of `in`.
+  static void run_effect(void* core, const isa::Instr& in) {
+    static_cast<Core*>(core)->execute(in);
+  }
 
  private:
   enum class Phase { Decoding, StallFull, WaitDrain, AtBarrier, AtHost, Delaying, Halted };
@@ -115,6 +121,8 @@ class Core {
   void launch(int q, Slot e);
   void complete(int q);
   void check_bounds(const Slot& e) const;
+  // The data effects of `in` (functional runs): on the DataWorker's thread when there is one,
+  // so it touches only bytes (this core's, others' LX through lx_bytes(), the DRAM image).
   void execute(const isa::Instr& in);
   void launch_ring(int q);
   LxRegions lx_regions(const isa::Instr& in) const;
@@ -127,6 +135,7 @@ class Core {
   std::string_view kernel_name(const isa::Instr& in) const;
 
   uint8_t* lx_data() const { return units_lx_.data(); }  // this core's LX bytes
+  uint8_t* lx_bytes_ = nullptr;
 
   Env& env_;
   Chip& chip_;

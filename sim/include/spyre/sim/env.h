@@ -14,6 +14,8 @@
 
 namespace spyre::sim {
 
+class DataWorker;
+
 // Window of the trace's rate counters (DRAM bandwidth, ring link utilisation), in cycles.
 inline constexpr uint64_t kTraceWindowCycles = 1024;
 
@@ -32,6 +34,10 @@ struct Env {
   std::string chip = traces::kChipModule;
   std::string module(const std::string& child) const { return chip + "." + child; }
   const std::function<void(uint16_t, uint8_t*, uint64_t)>* host_call = nullptr;  // SimOptions
+  // Functional runs with a worker thread for the data effects (data_worker.h); null: they run
+  // inline. Whoever reads data during the run calls settle_data() first.
+  DataWorker* data = nullptr;
+  void settle_data() const;
 };
 
 // Where an instruction lives, for error messages: "core 1 instruction #4 (pt.mm)".

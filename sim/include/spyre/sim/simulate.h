@@ -32,6 +32,12 @@ struct SimOptions {
   // Functional runs of programs with host.call need it (a spyre::Error names the call
   // otherwise); timing-only runs never call it.
   HostCallFn host_call;
+  // Functional runs: the data effects (copies, arithmetic) run on a second host thread, in the
+  // order the instructions completed, while the timing model goes on (data_worker.h). Cycles,
+  // traces and every result bit are the same either way. Auto: when the host has two or more
+  // hardware threads.
+  enum class DataThread { Auto, Off, On };
+  DataThread data_thread = DataThread::Auto;
 };
 
 struct KernelStats {

@@ -1,0 +1,80 @@
+// The functional effects' worker thread (data_worker.h): order, back-pressure, errors, and a
+// run that stops with effects queued.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "spyre/error.h"
+#include "spyre/sim/data_worker.h"
+
+namespace spyre::sim {
+namespace {
+
+// Effects that append their instruction's `kernel` to the owner's log; kernel 666 throws.
+void log_effect(void* owner, const isa::Instr& in) {
+  if (in.kernel == 666) throw Error("effect", "kernel 666 fails");
+  static_cast<std::vector<int>*>(owner)->push_back(in.kernel);
+}
+
+isa::Instr numbered(int k, isa::Opcode op = isa::Opcode::SfpUnary) {
+  isa::Instr in;
+  in.op = op;
+  in.kernel = static_cast<uint16_t>(k);
+  return in;
+}
+
+TEST(DataWorker, RunsEffectsInSubmitOrderAndDrainWaitsForAll) {
+  std::vector<int> log;
+  DataWorker w(&log_effect);
+  std::vector<int> want;
+  // More than the queue holds (back-pressure), matmuls among them (they wake the worker).
+  for (int k = 0; k < static_cast<int>(DataWorker::kMaxQueued) * 3 + 5; ++k) {
+    w.submit(&log, numbered(k % 600, k % 7 == 0 ? isa::Opcode::PtMatmul : isa::Opcode::SfpUnary));
+    want.push_back(k % 600);
+  }
+  w.drain();
+  EXPECT_EQ(log, want);
+  // A few effects, fewer than wake a sleeping worker: drain wakes it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  for (int k = 0; k < 3; ++k) w.submit(&log, numbered(1000 + k));
+  w.drain();
+  ASSERT_EQ(log.size(), want.size() + 3);
+  EXPECT_EQ(log.back(), 1002);
+}
+
+TEST(DataWorker, AFailedEffectStopsTheOnesAfterItAndIsRethrown) {
+  std::vector<int> log;
+  DataWorker w(&log_effect);
+  w.submit(&log, numbered(1));
+  w.submit(&log, numbered(666));
+  w.submit(&log, numbered(2));
+  try {
+    w.drain();
+    FAIL() << "drain should rethrow the effect's error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("kernel 666 fails"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(w.failed());
+  EXPECT_EQ(log, std::vector<int>{1});  // 2 came after the failure: never run
+  EXPECT_THROW(w.submit(&log, numbered(3)), Error);
+  EXPECT_THROW(w.drain(), Error);
+  EXPECT_EQ(log, std::vector<int>{1});
+}
+
+TEST(DataWorker, StopsWithEffectsStillQueued) {
+  std::vector<int> log;
+  {
+    DataWorker w(&log_effect);
+    for (int k = 0; k < 100; ++k) w.submit(&log, numbered(k));
+  }  // the destructor drops what is left and joins: no hang, no effect after it returns
+  const std::vector<int> seen = log;
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(log, seen);
+  for (size_t i = 0; i < log.size(); ++i) EXPECT_EQ(log[i], static_cast<int>(i));
+}
+
+}  // namespace
+}  // namespace spyre::sim
