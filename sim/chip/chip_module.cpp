@@ -2,12 +2,30 @@
 #include "spyre/sim/chip_module.h"
 
 #include <algorithm>
+#include <system_error>
 #include <thread>
+
+#ifdef __linux__
+#include <sched.h>
+#endif
 
 #include "spyre/error.h"
 #include "spyre/sim/report.h"
 
 namespace spyre::sim {
+
+namespace {
+// The CPUs this process may run on: its affinity mask, which a container's cpuset narrows
+// (hardware_concurrency counts the machine's).
+unsigned usable_cpus() {
+#ifdef __linux__
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return static_cast<unsigned>(CPU_COUNT(&set));
+#endif
+  return std::thread::hardware_concurrency();
+}
+}  // namespace
 
 namespace {
 // What a chip needs of its inputs before anything is built (simulate() and a user's own tree).
@@ -98,10 +116,15 @@ ChipModule::ChipModule(const sc_core::sc_module_name& name, const isa::Program& 
     image->resize(program.dram_bytes, 0);
   using DT = SimOptions::DataThread;
   if (opts.functional &&
-      (opts.data_thread == DT::On ||
-       (opts.data_thread == DT::Auto && std::thread::hardware_concurrency() > 1))) {
-    data_ = std::make_unique<DataWorker>(&Core::run_effect);
-    env_.data = data_.get();
+      (opts.data_thread == DT::On || (opts.data_thread == DT::Auto && usable_cpus() > 1))) {
+    try {
+      data_ = std::make_unique<DataWorker>(&Core::run_effect);
+      env_.data = data_.get();
+    } catch (const std::system_error& e) {  // no thread to be had: inline, unless asked for
+      if (opts.data_thread == DT::On)
+        SPYRE_FAIL("spyre/chip/data_thread", "simulate",
+                   std::string("data_thread on: cannot start the thread: ") + e.what());
+    }
   }
   q_.at(0, [this] { start(); });
 }

@@ -59,11 +59,11 @@ void Core::finish_trace() {
 }
 
 void Core::start() {
-  if (env_.functional) lx_bytes_ = lx_data();             // here, on the kernel's thread (DMI)
   if (id_ >= static_cast<int>(env_.program.num_cores)) {  // idle core: nothing to run
     phase_ = Phase::Halted;
     return;
   }
+  if (env_.functional) functional_lx();
   const uint64_t words = cursor_.settle(*stream_);  // the stream may open with a loop
   loop_words_ += words;
   phase_ = Phase::Decoding;
@@ -383,6 +383,10 @@ void Core::complete(int q) {
   const Cycle now = env_.sched.now();
   const isa::Instr& in = s.cur.in;
   if (env_.functional) {
+    // The other LX an effect writes gets its bytes here, on the kernel's thread (DMI).
+    if (in.op == Opcode::DmaLoad)
+      for (int c : mcast_targets(in)) chip_.core(c).functional_lx();
+    if (is_ring(in.op)) chip_.core(static_cast<int>(in.get("dst_core"))).functional_lx();
     if (env_.data)
       env_.data->submit(this, in);
     else

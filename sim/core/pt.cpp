@@ -250,7 +250,8 @@ void pack_b(const uint8_t* lx, const Mm& x, std::vector<float>& bp) {
 // The host's widest vectors, chosen once: 8 rows x 1 vector on AVX-512 (8 of 32 registers), 6
 // rows x 2 vectors on AVX2 (12 of 16), 2 rows x 4 vectors on the x86-64 baseline (8 of 16).
 // None enables FMA, and every block shape does the same operations per element in the same
-// order: the results are the same bits on every host (PtFunctional.* covers each shape's edges).
+// order: the results are the same bits on every host (PtFunctional.* covers each shape's edges);
+// a NaN result is a NaN everywhere, its payload the host's choice.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define SPYRE_PT_TARGETS 1
 __attribute__((target("avx512f"))) void matmul_avx512(uint8_t* lx, const Mm& x, const float* a,
@@ -287,6 +288,10 @@ std::atomic<MatmulKernel> g_matmul{host_kernels().front().fn};
 
 void matmul_float(uint8_t* lx, const Mm& x, const std::vector<float>& a,
                   const std::vector<float>& bp) {
+  // Rows of C that overlap (|ldc| < n) and accumulate: a row starts from what the rows before
+  // it wrote, so they go one at a time, in the same order on every host.
+  if ((x.flags & 1) && x.m > 1 && (x.ldc < 0 ? -x.ldc : x.ldc) < x.n)
+    return matmul_panels<F32x4, 1>(lx, x, a.data(), bp.data());
   g_matmul.load(std::memory_order_relaxed)(lx, x, a.data(), bp.data());
 }
 

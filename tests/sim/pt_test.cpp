@@ -305,6 +305,51 @@ TEST(PtFunctional, PanelledMatmulIsBitExactWithTheSequentialSum) {
   ASSERT_TRUE(pt_select_matmul_kernel(kernels.front()));  // the host's own, for later tests
 }
 
+// Functional: rows of C that overlap (ldc 0: every row the same; ldc 5 < n = 16) with
+// accumulate go one row at a time on every kernel: row i starts from what row i - 1 wrote.
+TEST(PtFunctional, OverlappingAccumulatedRowsGoInOrderOnEveryKernel) {
+  const int64_t m = 7, n = 16, k = 9, A = 0, B = 4096, C = 16384;
+  for (int64_t ldc : {0, 5})
+    for (const std::string& kern : pt_matmul_kernels()) {
+      SCOPED_TRACE("kernel " + kern + " ldc " + std::to_string(ldc));
+      ASSERT_TRUE(pt_select_matmul_kernel(kern));
+      std::vector<uint8_t> lx(1 << 16, 0);
+      std::vector<float> a(m * k), b(k * n), c((m - 1) * ldc + n);
+      for (int64_t e = 0; e < m * k; ++e) {
+        isa::store_element(lx.data() + A + e * 2, isa::DType::F16, 0.25 * (e % 11) - 1.0);
+        a[e] = static_cast<float>(isa::load_element(lx.data() + A + e * 2, isa::DType::F16));
+      }
+      for (int64_t e = 0; e < k * n; ++e) {
+        isa::store_element(lx.data() + B + e * 2, isa::DType::F16, 0.5 * (e % 7) - 1.5);
+        b[e] = static_cast<float>(isa::load_element(lx.data() + B + e * 2, isa::DType::F16));
+      }
+      for (size_t j = 0; j < c.size(); ++j) {
+        c[j] = 0.125f * static_cast<float>(j);
+        isa::store_element(lx.data() + C + static_cast<int64_t>(j) * 4, isa::DType::F32, c[j]);
+      }
+      for (int64_t i = 0; i < m; ++i) {  // the reference: a row reads C, then writes it
+        std::vector<float> row(c.begin() + i * ldc, c.begin() + i * ldc + n);
+        for (int64_t j = 0; j < n; ++j) {
+          volatile float acc = row[j];
+          for (int64_t kk = 0; kk < k; ++kk) {
+            volatile float prod = a[i * k + kk] * b[kk * n + j];
+            acc = acc + prod;
+          }
+          row[j] = acc;
+        }
+        std::copy(row.begin(), row.end(), c.begin() + i * ldc);
+      }
+      pt_execute(lx.data(), pt_mm(A, B, C, m, n, k, k, n, ldc, 1, isa::DType::F16));
+      for (size_t j = 0; j < c.size(); ++j) {
+        uint32_t got, want;
+        std::memcpy(&got, lx.data() + C + j * 4, 4);
+        std::memcpy(&want, &c[j], 4);
+        ASSERT_EQ(got, want) << "C element " << j;
+      }
+    }
+  ASSERT_TRUE(pt_select_matmul_kernel(pt_matmul_kernels().front()));
+}
+
 // Functional, 16-bit inputs: every one of the 65,536 bit patterns of fp16 and of bf16 (zeros,
 // subnormals, infinities, NaNs) reaches C as the value isa::load_element decodes, as an A
 // element and as a B element (plain and TRANS_B), however the host converts the operands (a

@@ -21,8 +21,9 @@
 // Bringing your own DRAM: construct with DramBinding::External and bind any TLM-2.0 AT target
 // (base protocol) to dram_socket() before sc_start. A functional run then takes read-write
 // DMI to [0, program.dram_bytes) from it; the program's data segments are written there at
-// the start, and the caller reads results from it. SimResult's stats "dram" are then what the
-// interconnect counted (impl "external").
+// the start, and the caller reads results from it after run() (the data effects may run on a
+// second thread until then: sim/README.md; the target leaves that memory alone meanwhile).
+// SimResult's stats "dram" are then what the interconnect counted (impl "external").
 #include <memory>
 #include <string>
 #include <vector>

@@ -71,7 +71,14 @@ class Core {
   uint64_t issued() const { return dyn_; }             // instructions placed (dynamic count)
   uint64_t loop_words() const { return loop_words_; }  // loop/loop.step words decoded
   void finish_trace();  // flushes the units' busy counters at the end of a traced run
-  // This core's LX bytes in a functional run (null in timing-only ones), fixed at start().
+  // This core's LX bytes in a functional run: taken on the kernel's thread (DMI, which
+  // allocates the LX on first use) at start() for a program core, before the first effect that
+  // writes them for another (a multicast target, a ring destination); lx_bytes() then reads
+  // them on any thread (null until then, and in timing-only runs).
+  uint8_t* functional_lx() {
+    if (!lx_bytes_) lx_bytes_ = lx_data();
+    return lx_bytes_;
+  }
   uint8_t* lx_bytes() const { return lx_bytes_; }
   // The DataWorker's effect (data_worker.h): `core`'s data effects of `in`.
   static void run_effect(void* core, const isa::Instr& in) {

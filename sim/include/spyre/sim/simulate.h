@@ -34,8 +34,8 @@ struct SimOptions {
   HostCallFn host_call;
   // Functional runs: the data effects (copies, arithmetic) run on a second host thread, in the
   // order the instructions completed, while the timing model goes on (data_worker.h). Cycles,
-  // traces and every result bit are the same either way. Auto: when the host has two or more
-  // hardware threads.
+  // traces and every result bit are the same either way. Auto: when this process may run on
+  // two or more CPUs (its affinity mask), else inline; On fails if the thread cannot start.
   enum class DataThread { Auto, Off, On };
   DataThread data_thread = DataThread::Auto;
 };
