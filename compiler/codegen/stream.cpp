@@ -1,6 +1,7 @@
 #include "spyre/compiler/stream.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace spyre::compiler {
 namespace {
@@ -18,6 +19,28 @@ bool Access::conflicts(const Access& later) const {
          any_overlap(dram_read, later.dram_write) || any_overlap(dram_write, later.dram_write);
 }
 
+namespace {
+ByteRange hull(const std::vector<ByteRange>& rs) {
+  ByteRange h;
+  for (const ByteRange& r : rs) {
+    if (r.lo >= r.hi) continue;  // empty: overlaps nothing
+    if (h.lo >= h.hi) {
+      h = r;
+    } else {
+      h.lo = std::min(h.lo, r.lo);
+      h.hi = std::max(h.hi, r.hi);
+    }
+  }
+  return h;
+}
+}  // namespace
+
+CoreStream::Hulls::Hulls(const Access& a)
+    : lx_read(hull(a.lx_read)),
+      lx_write(hull(a.lx_write)),
+      dram_read(hull(a.dram_read)),
+      dram_write(hull(a.dram_write)) {}
+
 void CoreStream::emit(const isa::Instr& in, Access acc) {
   if (!covered_init_) {
     for (auto& row : covered_) row.fill(-1);
@@ -29,14 +52,17 @@ void CoreStream::emit(const isa::Instr& in, Access acc) {
   // For each other queue, the latest conflicting instruction not yet ordered before q.
   std::array<int64_t, kQ> need;
   need.fill(-1);
+  const Hulls hulls(acc);
   for (size_t p = 0; p < kQ; ++p) {
     if (p == qi) continue;
     const auto& list = per_queue_[p];
-    for (int64_t i = static_cast<int64_t>(list.size()) - 1; i > covered_[p][qi]; --i)
-      if (list[static_cast<size_t>(i)].acc.conflicts(acc)) {
+    for (int64_t i = static_cast<int64_t>(list.size()) - 1; i > covered_[p][qi]; --i) {
+      const Issued& earlier = list[static_cast<size_t>(i)];
+      if (earlier.hulls.may_conflict(hulls) && earlier.acc.conflicts(acc)) {
         need[p] = i;
         break;
       }
+    }
   }
   // A wait on p is implied when the instruction waited on in another queue p2 was itself
   // ordered after p's needed instruction (Issued::after is transitively closed).
@@ -62,7 +88,7 @@ void CoreStream::emit(const isa::Instr& in, Access acc) {
   Cover after;
   for (size_t r = 0; r < kQ; ++r) after[r] = covered_[r][qi];
   after[qi] = static_cast<int64_t>(per_queue_[qi].size()) - 1;  // its own queue: in order
-  per_queue_[qi].push_back(Issued{entries_.size(), std::move(acc), after});
+  per_queue_[qi].push_back(Issued{entries_.size(), std::move(acc), hulls, after});
   entries_.push_back(std::move(e));
 }
 
@@ -86,9 +112,13 @@ void CoreStream::flush() {
 }
 
 std::vector<isa::Instr> CoreStream::kernel_instrs(uint16_t kernel) const {
+  auto first = out_.end();  // the flushed ones: the tail of out_ with this kernel
+  while (first != out_.begin() && std::prev(first)->kernel == kernel) --first;
+  size_t pending = 0;
+  for (const auto& e : entries_) pending += e.in.kernel == kernel;
   std::vector<isa::Instr> out;
-  for (auto it = out_.rbegin(); it != out_.rend() && it->kernel == kernel; ++it) out.push_back(*it);
-  std::reverse(out.begin(), out.end());
+  out.reserve(static_cast<size_t>(out_.end() - first) + pending);
+  out.assign(first, out_.end());
   for (const auto& e : entries_)
     if (e.in.kernel == kernel) out.push_back(e.in);
   return out;

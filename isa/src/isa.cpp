@@ -130,22 +130,32 @@ namespace {
 using NamedOperand = std::pair<std::string_view, int64_t>;
 
 Instr build_instr(Opcode op, const NamedOperand* first, const NamedOperand* last, uint16_t kernel) {
+  static_assert(kMaxOperands <= 32, "the operands set below is a 32-bit mask");
   const OpInfo& info = op_info(op);
+  const size_t count = info.operands.size();
   Instr in;
   in.op = op;
   in.kernel = kernel;
-  std::vector<bool> set(info.operands.size(), false);
-  for (size_t i = 0; i < info.operands.size(); ++i) in.a[i] = info.operands[i].default_value;
+  uint32_t set = 0;
+  for (size_t i = 0; i < count; ++i) in.a[i] = info.operands[i].default_value;
+  // Callers mostly name the operands in the table's order: the one after the last found is
+  // tried first (names are unique, so this finds what index_of would).
+  size_t next = 0;
   for (const NamedOperand* p = first; p != last; ++p) {
     const auto& [name, value] = *p;
-    int i = info.index_of(name);
+    int i = -1;
+    if (next < count && info.operands[next].name == name)
+      i = static_cast<int>(next);
+    else
+      i = info.index_of(name);
     if (i < 0)
       throw Error(std::string(info.mnemonic), "unknown operand '" + std::string(name) + "'");
     in.a[static_cast<size_t>(i)] = value;
-    set[static_cast<size_t>(i)] = true;
+    set |= 1u << i;
+    next = static_cast<size_t>(i) + 1;
   }
-  for (size_t i = 0; i < info.operands.size(); ++i)
-    if (info.operands[i].required && !set[i])
+  for (size_t i = 0; i < count; ++i)
+    if (info.operands[i].required && !(set >> i & 1u))
       throw Error(std::string(info.mnemonic), "missing operand '" + info.operands[i].name + "'");
   return in;
 }

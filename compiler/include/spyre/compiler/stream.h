@@ -55,9 +55,21 @@ class CoreStream {
     std::vector<isa::Queue> sig_to;     // signals emitted after `in`
   };
   using Cover = std::array<int64_t, isa::kNumQueues>;
+  // The hull of each kind of an Access's non-empty ranges: two accesses whose hulls do not
+  // overlap cannot conflict, which most pairs emit() looks at show without a range loop.
+  struct Hulls {
+    ByteRange lx_read, lx_write, dram_read, dram_write;
+    explicit Hulls(const Access& a);
+    bool may_conflict(const Hulls& l) const {
+      return lx_write.overlaps(l.lx_read) || lx_read.overlaps(l.lx_write) ||
+             lx_write.overlaps(l.lx_write) || dram_write.overlaps(l.dram_read) ||
+             dram_read.overlaps(l.dram_write) || dram_write.overlaps(l.dram_write);
+    }
+  };
   struct Issued {
     size_t entry;
     Access acc;
+    Hulls hulls;
     Cover after;  // per queue r: index in per_queue_[r] this instruction is ordered after
   };
   void flush();
