@@ -94,22 +94,28 @@ const SfpFnInfo* find_sfp_fn(std::string_view name) {
 // A hit is checked against the operand's name, so a reused pointer can never give a wrong
 // index; a miss falls back to the search.
 int64_t Instr::get(std::string_view operand) const {
+  // Callers name operands by literals, mostly: a memo by the name's address and the opcode,
+  // confirmed against the table's name (the same address may hold another name later).
   struct Slot {
     const char* p = nullptr;
     size_t n = 0;
     int op = -1, index = -1;
+    const char* name = nullptr;  // the table's name, n characters
   };
   static thread_local std::array<Slot, 1024> memo;
-  const OpInfo& info = op_info(op);
   const auto key = reinterpret_cast<uintptr_t>(operand.data());
   Slot& m = memo[((key >> 2) ^ (key >> 12) ^ (static_cast<uintptr_t>(op) * 0x9e37u)) & 1023u];
-  if (m.p == operand.data() && m.n == operand.size() && m.op == static_cast<int>(op) &&
-      info.operands[static_cast<size_t>(m.index)].name == operand)
-    return a[static_cast<size_t>(m.index)];
+  if (m.p == operand.data() && m.n == operand.size() && m.op == static_cast<int>(op)) {
+    size_t j = 0;  // names are a few characters: a loop, not a call
+    while (j < m.n && m.name[j] == operand[j]) ++j;
+    if (j == m.n) return a[static_cast<size_t>(m.index)];
+  }
+  const OpInfo& info = op_info(op);
   const int i = info.index_of(operand);
   if (i < 0)
     throw Error(std::string(info.mnemonic), "has no operand '" + std::string(operand) + "'");
-  m = Slot{operand.data(), operand.size(), static_cast<int>(op), i};
+  m = Slot{operand.data(), operand.size(), static_cast<int>(op), i,
+           info.operands[static_cast<size_t>(i)].name.data()};
   return a[static_cast<size_t>(i)];
 }
 
