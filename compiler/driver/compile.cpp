@@ -298,6 +298,33 @@ const std::vector<std::string>& CompileOptions::keys() {
   return k;
 }
 
+KernelPrediction predict_kernel(const CompileContext& ctx,
+                                const std::vector<std::vector<isa::Instr>>& per_core,
+                                const arch::ArchConfig& cfg) {
+  if (ctx.predicted_cfg && ctx.predicted_cfg != &cfg)  // not this compile's: no memo
+    return predict(per_core, cfg, ctx.opts.cost);
+  ctx.predicted_cfg = &cfg;
+  // Two independent 64-bit mixes (FNV-1a and a multiply-xorshift) over every core's length,
+  // opcodes and operands.
+  uint64_t h1 = 1469598103934665603ull, h2 = 0x9e3779b97f4a7c15ull;
+  auto mix = [&](uint64_t v) {
+    h1 = (h1 ^ v) * 1099511628211ull;
+    h2 = (h2 + v) * 0xbf58476d1ce4e5b9ull;
+    h2 ^= h2 >> 31;
+  };
+  mix(per_core.size());
+  for (const auto& core : per_core) {
+    mix(core.size());
+    for (const isa::Instr& in : core) {
+      mix(static_cast<uint64_t>(in.op));
+      for (int64_t v : in.a) mix(static_cast<uint64_t>(v));
+    }
+  }
+  const auto key = std::make_pair(h1, h2);
+  if (auto it = ctx.predictions.find(key); it != ctx.predictions.end()) return it->second;
+  return ctx.predictions.emplace(key, predict(per_core, cfg, ctx.opts.cost)).first->second;
+}
+
 CompileContext::CompileContext(const CompileOptions& o)
     : opts(o), layout_copy(parse_layout_copy_mode(o.layout_copy)) {
   matmul_split.parts = o.matmul_split;

@@ -216,7 +216,7 @@ GroupKernel lower_group(const CompileContext& ctx, const ir::Graph& g, const Fus
     slices.push_back(c.kernel_instrs(id));
   }
   GroupKernel out;
-  out.pred = predict(slices, cfg, ctx.opts.cost);
+  out.pred = predict_kernel(ctx, slices, cfg);
   out.division = k.division;
   out.grid = k.grid;
   for (const auto& sl : slices)

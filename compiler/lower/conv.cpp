@@ -517,7 +517,7 @@ void lower_conv(Kernel& k) {
       s.barrier(0);
       slices.push_back(s.instrs());
     }
-    const KernelPrediction p = predict(slices, cfg, k.ctx.opts.cost);
+    const KernelPrediction p = predict_kernel(k.ctx, slices, cfg);
     if (i == 0) guess_cycles = p.cycles;
     if (best_cycles < 0 || p.cycles < best_cycles ||
         (p.cycles == best_cycles &&

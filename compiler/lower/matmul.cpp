@@ -246,7 +246,7 @@ void lower_matmul(Kernel& k) {
         st.barrier(k.id);
         slices.push_back(st.kernel_instrs(k.id));
       }
-      const int64_t cycles = predict(slices, cfg, k.ctx.opts.cost).cycles;
+      const int64_t cycles = predict_kernel(k.ctx, slices, cfg).cycles;
       nlohmann::json v = c.to_json();
       v["tiles"] = {{"tm", c.tm}, {"tn", c.tn}, {"tk", c.tk}};
       v["kernel_predicted_cycles"] = cycles;

@@ -184,7 +184,7 @@ KernelPrediction trial(Kernel& k, const std::function<void(Kernel&)>& lower) {
     s.barrier(0);
     slices.push_back(s.instrs());
   }
-  return predict(slices, k.cfg, k.ctx.opts.cost);
+  return predict_kernel(k.ctx, slices, k.cfg);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "spyre/arch/arch.h"
+#include "spyre/compiler/context.h"
 #include "spyre/compiler/cost.h"
 #include "spyre/isa/isa.h"
 
@@ -195,6 +196,40 @@ TEST(TimelineDelay, TheSequencerWaitsAndTheQueuesGoOn) {
   ASSERT_GT(plain, 1000);
   EXPECT_LT(cycles(behind, {}), plain + 50000);
   EXPECT_GE(cycles(behind, {}), 50000);
+}
+
+}  // namespace
+}  // namespace spyre::compiler
+
+namespace spyre::compiler {
+namespace {
+
+// A compile remembers its kernel predictions (context.h: predict_kernel): the same streams give
+// the same prediction from the memo, different streams (another operand, another core's split)
+// a new one, and a configuration other than the compile's bypasses the memo.
+TEST(PredictMemo, RemembersEqualStreamsAndTellsDifferentOnesApart) {
+  const auto cfg = arch::load_arch("spyre");
+  const CompileContext ctx{CompileOptions{}};
+  const auto a = streams({0, 1, 2, 3}, 8);
+  const KernelPrediction first = predict_kernel(ctx, a, cfg);
+  EXPECT_EQ(first.cycles, predict(a, cfg, ctx.opts.cost).cycles);
+  EXPECT_EQ(ctx.predictions.size(), 1u);
+  EXPECT_EQ(predict_kernel(ctx, a, cfg).cycles, first.cycles);
+  EXPECT_EQ(ctx.predictions.size(), 1u);  // from the memo
+
+  auto b = a;  // one operand differs: a new entry, and the prediction of b itself
+  b[0][0].a[static_cast<size_t>(isa::op_info(Opcode::DmaLoad).index_of("bytes"))] = kPiece / 2;
+  EXPECT_EQ(predict_kernel(ctx, b, cfg).cycles, predict(b, cfg, ctx.opts.cost).cycles);
+  EXPECT_EQ(ctx.predictions.size(), 2u);
+  const auto c = streams({0, 1, 2}, 8);  // the same loads, one core fewer
+  EXPECT_EQ(predict_kernel(ctx, c, cfg).cycles, predict(c, cfg, ctx.opts.cost).cycles);
+  EXPECT_EQ(ctx.predictions.size(), 3u);
+
+  auto other = cfg;  // not the compile's configuration: computed, not remembered
+  other.dma_setup_cycles += 1000;
+  ASSERT_NE(predict(a, other, ctx.opts.cost).cycles, first.cycles);  // a memo hit would show
+  EXPECT_EQ(predict_kernel(ctx, a, other).cycles, predict(a, other, ctx.opts.cost).cycles);
+  EXPECT_EQ(ctx.predictions.size(), 3u);
 }
 
 }  // namespace

@@ -2,13 +2,16 @@
 // One compile()'s context: its options, parsed once, and what its passes remember across the
 // fusion pass's trial lowerings (the matmul split search's answers). The driver makes it and
 // every pass gets it; no pass reads an option from anywhere else.
+#include <cstdint>
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "spyre/compiler/compile.h"
+#include "spyre/compiler/cost.h"
 #include "spyre/compiler/divide.h"
 
 namespace spyre::compiler {
@@ -25,6 +28,18 @@ struct CompileContext {
   // and what its kernel holds besides (epilogue, stored output, LX-resident buffers, LX top).
   // With it, the candidates' predictions (the report's split.kernel_predictions).
   mutable std::map<std::string, std::pair<MatmulGrid, nlohmann::json>> matmul_pick;
+  // The kernel predictions made so far, by a 128-bit hash of the instruction streams (every
+  // field predict() reads: the opcodes and operands of each core's stream); the fusion trials
+  // and the matmul, transpose and convolution searches lower many kernels again unchanged
+  // (65 of the GPT-2 block's 268 predictions). One compile has one configuration and one
+  // CostParams (opts.cost): predict_kernel() checks the configuration is the first one seen.
+  mutable std::map<std::pair<uint64_t, uint64_t>, KernelPrediction> predictions;
+  mutable const arch::ArchConfig* predicted_cfg = nullptr;
 };
+
+// predict(per_core, cfg, ctx.opts.cost), remembered in ctx.predictions.
+KernelPrediction predict_kernel(const CompileContext& ctx,
+                                const std::vector<std::vector<isa::Instr>>& per_core,
+                                const arch::ArchConfig& cfg);
 
 }  // namespace spyre::compiler
