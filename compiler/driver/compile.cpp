@@ -304,13 +304,17 @@ KernelPrediction predict_kernel(const CompileContext& ctx,
   if (ctx.predicted_cfg && ctx.predicted_cfg != &cfg)  // not this compile's: no memo
     return predict(per_core, cfg, ctx.opts.cost);
   ctx.predicted_cfg = &cfg;
-  // Two independent 64-bit mixes (FNV-1a and a multiply-xorshift) over every core's length,
-  // opcodes and operands.
+  // Two 64-bit chains over every core's length, opcodes and operands, each word first spread
+  // over all 64 bits by a splitmix64 finaliser (so no bit of a word reaches only the top of a
+  // chain): FNV-1a of it, and a multiply-xorshift of its sum.
   uint64_t h1 = 1469598103934665603ull, h2 = 0x9e3779b97f4a7c15ull;
   auto mix = [&](uint64_t v) {
+    v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ull;
+    v = (v ^ (v >> 27)) * 0x94d049bb133111ebull;
+    v ^= v >> 31;
     h1 = (h1 ^ v) * 1099511628211ull;
     h2 = (h2 + v) * 0xbf58476d1ce4e5b9ull;
-    h2 ^= h2 >> 31;
+    h2 ^= h2 >> 29;
   };
   mix(per_core.size());
   for (const auto& core : per_core) {

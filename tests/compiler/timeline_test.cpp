@@ -224,12 +224,22 @@ TEST(PredictMemo, RemembersEqualStreamsAndTellsDifferentOnesApart) {
   const auto c = streams({0, 1, 2}, 8);  // the same loads, one core fewer
   EXPECT_EQ(predict_kernel(ctx, c, cfg).cycles, predict(c, cfg, ctx.opts.cost).cycles);
   EXPECT_EQ(ctx.predictions.size(), 3u);
+  auto d = a;  // the same streams on 16 cores, the rest gone
+  d.resize(16);
+  const KernelPrediction pd = predict_kernel(ctx, d, cfg), want = predict(d, cfg, ctx.opts.cost);
+  EXPECT_EQ(pd.to_json(), want.to_json());  // every field
+  EXPECT_EQ(ctx.predictions.size(), 4u);
+  auto e = a;  // another kernel id only: predict() does not read it, the entry is shared
+  for (auto& core : e)
+    for (auto& in : core) in.kernel = 7;
+  EXPECT_EQ(predict_kernel(ctx, e, cfg).to_json(), first.to_json());
+  EXPECT_EQ(ctx.predictions.size(), 4u);
 
   auto other = cfg;  // not the compile's configuration: computed, not remembered
   other.dma_setup_cycles += 1000;
   ASSERT_NE(predict(a, other, ctx.opts.cost).cycles, first.cycles);  // a memo hit would show
   EXPECT_EQ(predict_kernel(ctx, a, other).cycles, predict(a, other, ctx.opts.cost).cycles);
-  EXPECT_EQ(ctx.predictions.size(), 3u);
+  EXPECT_EQ(ctx.predictions.size(), 4u);
 }
 
 }  // namespace

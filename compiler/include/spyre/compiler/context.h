@@ -32,7 +32,8 @@ struct CompileContext {
   // field predict() reads: the opcodes and operands of each core's stream); the fusion trials
   // and the matmul, transpose and convolution searches lower many kernels again unchanged
   // (65 of the GPT-2 block's 268 predictions). One compile has one configuration and one
-  // CostParams (opts.cost): predict_kernel() checks the configuration is the first one seen.
+  // CostParams (opts.cost): predict_kernel() computes without the memo for any configuration
+  // object but the first it saw, which must not change while this context lives.
   mutable std::map<std::pair<uint64_t, uint64_t>, KernelPrediction> predictions;
   mutable const arch::ArchConfig* predicted_cfg = nullptr;
 };
