@@ -25,9 +25,7 @@ unsigned usable_cpus() {
 #endif
   return std::thread::hardware_concurrency();
 }
-}  // namespace
 
-namespace {
 // What a chip needs of its inputs before anything is built (simulate() and a user's own tree).
 const arch::ArchConfig& checked(const arch::ArchConfig& cfg, const isa::Program& program) {
   cfg.validate();
