@@ -57,10 +57,12 @@ int run_command(const RunArgs& a) {
   if (!a.no_cache) settings.cache = runner::ProgramCache::from_env();
   std::string torch_version, torch_source;
   int graphs = 0, cached = 0;  // compiled from IR; of them, found in the program cache
+  std::string model_entry;     // a model file's entry in the cache: hit, stored or none
   if (ends_with(a.target, ".py")) {
     ModelRun m = run_model_file(a, trace, out);
     graphs = m.graphs;
     cached = m.cached;
+    model_entry = m.model_entry;
     summary = nlohmann::json::parse(m.summary_json);
     if (!m.report_json.empty()) report = nlohmann::json::parse(m.report_json);
     torch_version = m.torch_version;
@@ -88,6 +90,7 @@ int run_command(const RunArgs& a) {
   prov["program_cache"] = nullptr;
   if (settings.cache.enabled())
     prov["program_cache"] = {{"dir", settings.cache.dir}, {"graphs", graphs}, {"hits", cached}};
+  if (!model_entry.empty()) prov["model_cache"] = model_entry;
   runner::write_output_folder(out, summary, report, settings.config(), prov);
   if (a.json) {
     std::cout << summary.dump() << std::endl;
@@ -98,6 +101,12 @@ int run_command(const RunArgs& a) {
       std::cout << "  program cache     " << cached << " of " << graphs << " graph(s) found there, "
                 << graphs - cached << " compiled and stored (" << settings.cache.dir
                 << "; --no-cache: compile all)\n";
+    if (model_entry == "hit")
+      std::cout << "  model cache       hit: the model file and the files it read are unchanged, "
+                   "so it was not run; its graphs were replayed in their recorded order\n";
+    else if (model_entry == "stored")
+      std::cout << "  model cache       stored: a timing-only rerun skips the model file and "
+                   "Dynamo while it and the files it read stay unchanged\n";
     if (!summary["trace"].is_string()) {
       std::cout << "  trace             none (--no-trace)\n";
       return outputs_match_status(summary);

@@ -72,7 +72,7 @@ ModelRun run_model_file(const RunArgs& a, const std::string& trace, const std::s
     py::tuple r = cli.attr("run_model_file")(a.target, a.arch, a.sets, trace, out, a.timing_only,
                                              a.trace_filter, a.trace_detail, !a.no_cache);
     return ModelRun{r[0].cast<std::string>(), r[1].cast<std::string>(), r[2].cast<std::string>(),
-                    r[3].cast<int>(), r[4].cast<int>()};
+                    r[3].cast<int>(),         r[4].cast<int>(),         r[5].cast<std::string>()};
   } catch (py::error_already_set& e) {
     if (a.debug) {
       py::module_::import("traceback").attr("print_exception")(e.value());

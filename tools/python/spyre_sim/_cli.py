@@ -27,13 +27,57 @@ class ModelFileRaised(Exception):
 def run_model_file(path, arch, sets, trace, out, timing_only, trace_filter="",
                    trace_detail="summary", cache=True):
     """(summary JSON, compile report JSON, torch version, compiled subgraphs, of them found in
-    the program cache) of one run of a model file."""
+    the program cache, the model entry: "hit", "stored" or "" for none) of one run of a model
+    file. A timing-only run with the cache on looks the model up among the cache's model
+    entries first (model_cache.py): on a hit the model file is not run, and torch is not
+    imported."""
+    from . import model_cache
+    from ._core import core
+
+    if not os.path.exists(path):
+        raise ModelFileError(f"{path}: no such file")
+    entry_key = (model_cache.key(path) if timing_only and cache and core.cache_enabled()
+                 else None)
+    entry = model_cache.lookup(entry_key) if entry_key else None
+    if entry:
+        from . import graph_run
+        from . import session as _session
+
+        sess = _session.Session(arch, sets, trace or None, True, trace_filter, out,
+                                trace_detail=trace_detail, cache=cache)
+        graph_run.replay(sess, entry["graphs"], entry["calls"])
+        summary = core.merge_summaries([json.dumps(s) for s in sess.runs])
+        return (summary, json.dumps(_report(sess.reports)), entry["torch_version"],
+                len(sess.from_cache), sum(sess.from_cache), "hit")
+    recording = model_cache.Recording() if entry_key else None
+    if recording:
+        recording.start()
+    try:
+        result, torch_version = _run_model_file(path, arch, sets, trace, out, timing_only,
+                                                trace_filter, trace_detail, cache)
+    finally:
+        opened = recording.stop() if recording else None
+    stored = ""
+    if recording:
+        model_cache.store(entry_key, recording.files(opened), result.graph_irs, result.calls,
+                          torch_version)
+        stored = "stored"
+    hits = result.from_cache
+    return (json.dumps(result.summary), json.dumps(_report(result.reports)), torch_version,
+            len(hits), sum(hits), stored)
+
+
+def _report(reports: list) -> dict:
+    return reports[0] if len(reports) == 1 else {"subgraphs": reports}
+
+
+def _run_model_file(path, arch, sets, trace, out, timing_only, trace_filter, trace_detail,
+                    cache):
+    """(Result, torch version) of running the model file through spyre_sim.run."""
     import torch
 
     from .api import run
 
-    if not os.path.exists(path):
-        raise ModelFileError(f"{path}: no such file")
     try:
         namespace = runpy.run_path(path, run_name="__spyre_model__")
     except Exception as e:  # noqa: BLE001 - the user's code: show them their traceback
@@ -49,6 +93,4 @@ def run_model_file(path, arch, sets, trace, out, timing_only, trace_filter="",
     result = run(namespace["model"], namespace["example_inputs"], arch=arch, set=list(sets),
                  trace=trace or None, timing_only=timing_only, trace_filter=trace_filter,
                  trace_detail=trace_detail, save_ir=out, cache=cache)
-    report = result.reports[0] if len(result.reports) == 1 else {"subgraphs": result.reports}
-    hits = result.from_cache
-    return json.dumps(result.summary), json.dumps(report), torch.__version__, len(hits), sum(hits)
+    return result, torch.__version__

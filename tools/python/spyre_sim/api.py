@@ -126,7 +126,8 @@ def run(fn, inputs, arch: Optional[str] = None, set=None, trace: Optional[str] =
         ok, err, tol = compare(outputs, reference(fn, inputs))
         summary.update(outputs_match=ok, max_abs_err=err, tolerance=tol)
     result = Result(outputs=outputs, summary=summary, reports=sess.reports,
-                    trace_path=summary.get("trace"), from_cache=sess.from_cache)
+                    trace_path=summary.get("trace"), from_cache=sess.from_cache,
+                    graph_irs=sess.graph_irs, calls=sess.calls)
     _backend.record_result(result)
     return result
 

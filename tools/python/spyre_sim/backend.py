@@ -3,12 +3,11 @@ generated), compiled by the C++ compiler for the configured chip, and every call
 compiled graph runs on the SystemC chip model."""
 
 import json
-import os
 import time
 
 import torch
 
-from . import files, host_fallback
+from . import graph_run, host_fallback
 from . import session as _session
 from . import tensors
 from ._core import core
@@ -20,16 +19,8 @@ def _make_runner(ir: dict):
     from spyre_capture import random_seeds
 
     sess = _session.current()
-    text = json.dumps(ir, sort_keys=True)
-    label = f"<{ir.get('graph', 'graph')}>"
-    if sess.save_ir:  # the report then names a file that `spyre-sim trace validate` can re-run
-        os.makedirs(sess.save_ir, exist_ok=True)
-        label = os.path.join(sess.save_ir, f"{ir.get('graph', 'graph')}.ir.json")
-        files.write_atomic(label, text)
-    exe = core.Executable.from_ir(text, sess.arch, sess.sets, label, sess.cache)
-    report = json.loads(exe.report)
-    sess.from_cache.append(exe.from_cache)
-    sess.reports.append(report)
+    graph = len(sess.graph_irs)
+    exe, report, label = graph_run.compile_graph(sess, ir, json.dumps(ir, sort_keys=True))
     in_bindings, out_bindings = exe.inputs, exe.outputs
     timing_runs = {}  # this program's timing-only run (runs are data-independent)
     checks = ir.get("checks", [])
@@ -41,21 +32,15 @@ def _make_runner(ir: dict):
             raise core.SpyreError(
                 f"graph {ir.get('graph')}: called with {len(inputs)} inputs, compiled for "
                 f"{len(in_bindings)}")
+        sess.calls.append(graph)
         trace = sess.next_trace_path()
-        t0 = time.perf_counter()
-        reused = False
         symbols = {}  # the sizes this call's data-dependent ops computed on the host
         if sess.timing_only:
             # No values are read: nothing is copied (the inputs may be meta tensors: a model
-            # whose weights were never materialised). A timing-only run of a compiled program
-            # depends on nothing else, so a repeat (the next decode step) is that same run:
-            # with Session.reuse_timing it is not simulated again.
-            if sess.reuse_timing and not trace and "out" in timing_runs:
-                out, reused = timing_runs["out"], True
-            else:
-                out = exe.run([], trace, True, sess.trace_filter, sess.trace_detail)
-                timing_runs["out"] = out
+            # whose weights were never materialised).
+            out, summary = graph_run.run_timing(sess, exe, trace, timing_runs)
         else:
+            t0 = time.perf_counter()
             if any(t.device.type == "meta" for t in inputs):
                 raise core.SpyreError(
                     f"graph {ir.get('graph')}: its inputs are meta tensors (no values); a model "
@@ -63,11 +48,9 @@ def _make_runner(ir: dict):
             data = [tensors.to_storage(t, b) for t, b in zip(inputs, in_bindings)]
             out = exe.run(data, trace, False, sess.trace_filter, sess.trace_detail,
                           lambda call, dram: host_fallback.execute(call, dram, symbols))
-        sess.sim_seconds.append(time.perf_counter() - t0)
-        summary = json.loads(out["summary"])
-        if reused:
-            summary["reused"] = True
-        sess.runs.append(summary)
+            sess.sim_seconds.append(time.perf_counter() - t0)
+            summary = json.loads(out["summary"])
+            sess.runs.append(summary)
         if sess.timing_only and inputs and inputs[0].device.type == "meta":
             results = [tensors.empty_like_binding(b, inputs[0].device) for b in out_bindings]
         else:

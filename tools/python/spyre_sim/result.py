@@ -12,6 +12,8 @@ class Result:
     trace_path: Optional[str] = None
     # per compiled subgraph: its program came from the program cache (no compile ran)
     from_cache: list = field(default_factory=list)
+    graph_irs: list = field(default_factory=list)  # per compiled subgraph: its IR (JSON text)
+    calls: list = field(default_factory=list)  # per call, in order: the subgraph's index
 
     @property
     def cycles(self) -> int:

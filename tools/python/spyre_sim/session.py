@@ -27,6 +27,8 @@ class Session:
         self.reports: List[dict] = []   # compile report per compiled subgraph
         self.sim_seconds: List[float] = []  # wall time of each run (simulation and copies)
         self.from_cache: List[bool] = []  # per compiled subgraph: its program came from the cache
+        self.graph_irs: List[str] = []  # per compiled subgraph: its IR (JSON text)
+        self.calls: List[int] = []  # per call, in order: the subgraph called (its index)
 
     def next_trace_path(self) -> str:
         if not self.trace:
