@@ -121,6 +121,10 @@ int64_t Instr::get(std::string_view operand) const {
 
 double Instr::get_float(std::string_view operand) const { return operand_float(get(operand)); }
 
+void detail::missing_operand(const Instr& in, std::string_view name) {
+  throw Error(std::string(op_info(in.op).mnemonic), "has no operand '" + std::string(name) + "'");
+}
+
 int64_t float_operand(double v) {
   int64_t bits;
   std::memcpy(&bits, &v, 8);

@@ -64,7 +64,8 @@ void Chip::finish_trace() {
 }
 
 Cycle Chip::host_call(const isa::Instr& in, const InstrRef& at) {
-  const int64_t in_bytes = in.get("in_bytes"), out_bytes = in.get("out_bytes");
+  const int64_t in_bytes = SPYRE_OPERAND(in, "in_bytes"),
+                out_bytes = SPYRE_OPERAND(in, "out_bytes");
   const auto cycles = static_cast<Cycle>(arch::host_call_cycles(env_.cfg, in_bytes, out_bytes));
   if (env_.functional) {
     if (!env_.host_call || !*env_.host_call)

@@ -121,7 +121,7 @@ void Core::try_place() {
   if (op == Opcode::Delay) {  // time outside the program: the queues go on meanwhile
     phase_ = Phase::Delaying;
     const isa::Instr in = loops_.materialise(instr(pc), pc, cursor_.iter);
-    env_.sched.at(now + static_cast<Cycle>(in.get("cycles")), [this, now] {
+    env_.sched.at(now + static_cast<Cycle>(SPYRE_OPERAND(in, "cycles")), [this, now] {
       if (env_.trace) trace_seq("sync.delay", now, env_.sched.now());
       advance();
     });
@@ -200,11 +200,11 @@ void Core::pump(int q) {
   while (!s.busy && !s.entries.empty()) {
     const Slot& e = s.entries.front();
     const isa::Instr& in = e.in;
-    if ((in.op == Opcode::Signal || in.op == Opcode::Wait) && in.get("tok") < 0)
+    if ((in.op == Opcode::Signal || in.op == Opcode::Wait) && SPYRE_OPERAND(in, "tok") < 0)
       SPYRE_FAIL("spyre/core/instr", ref(e).where(),
-                 "token " + std::to_string(in.get("tok")) + " is negative");
+                 "token " + std::to_string(SPYRE_OPERAND(in, "tok")) + " is negative");
     if (in.op == Opcode::Signal) {
-      const int64_t core = in.get("core"), tok = in.get("tok");
+      const int64_t core = SPYRE_OPERAND(in, "core"), tok = SPYRE_OPERAND(in, "tok");
       s.entries.pop_front();
       ++s.st.instructions;
       // The flow starts at the instruction this signal publishes: the last one of its queue.
@@ -214,7 +214,7 @@ void Core::pump(int q) {
       continue;
     }
     if (in.op == Opcode::Wait) {
-      const int64_t tok = in.get("tok");
+      const int64_t tok = SPYRE_OPERAND(in, "tok");
       auto it = tokens_.find(tok);
       if (it == tokens_.end() || it->second <= 0) {
         if (s.waiting_tok < 0) s.wait_since = now;
@@ -288,13 +288,13 @@ void Core::launch(int q, Slot e) {
 void Core::launch_ring(int q) {
   const isa::Instr& in = q_[q].cur.in;
   const bool red = in.op == Opcode::RingReduce;
-  const int dst = static_cast<int>(in.get("dst_core"));
-  const int64_t bytes = in.get("bytes");
+  const int dst = static_cast<int>(SPYRE_OPERAND(in, "dst_core"));
+  const int64_t bytes = SPYRE_OPERAND(in, "bytes");
   RingPort& ring = chip_.ports().ring(id_, red);
   ring.request(
       id_, {dst}, static_cast<uint64_t>(bytes),
-      [this, q, red, dst, bytes, src = in.get("src"),
-       to = in.get("dst")](const std::vector<RingArrival>& arr) {
+      [this, q, red, dst, bytes, src = SPYRE_OPERAND(in, "src"),
+       to = SPYRE_OPERAND(in, "dst")](const std::vector<RingArrival>& arr) {
         const RingArrival& a = arr.front();
         const Cycle now = env_.sched.now();
         const Cycle d = static_cast<Cycle>(
@@ -318,12 +318,13 @@ void Core::execute(const isa::Instr& in) {
       const bool load = in.op == Opcode::DmaLoad;
       uint8_t* lx = lx_bytes_;
       uint8_t* dram = chip_.dram_data();
-      const int64_t bytes = in.get("bytes"), rows = in.get("rows"), reps = in.get("reps");
-      const int64_t outer = in.get("outer");
-      const int64_t d0 = in.get("dram"), l0 = in.get("lx");
-      const int64_t ds = in.get("dram_stride"), ls = in.get("lx_stride");
-      const int64_t dr = in.get("dram_rep"), lr = in.get("lx_rep");
-      const int64_t dout = in.get("dram_outer"), lout = in.get("lx_outer");
+      const int64_t bytes = SPYRE_OPERAND(in, "bytes"), rows = SPYRE_OPERAND(in, "rows"),
+                    reps = SPYRE_OPERAND(in, "reps");
+      const int64_t outer = SPYRE_OPERAND(in, "outer");
+      const int64_t d0 = SPYRE_OPERAND(in, "dram"), l0 = SPYRE_OPERAND(in, "lx");
+      const int64_t ds = SPYRE_OPERAND(in, "dram_stride"), ls = SPYRE_OPERAND(in, "lx_stride");
+      const int64_t dr = SPYRE_OPERAND(in, "dram_rep"), lr = SPYRE_OPERAND(in, "lx_rep");
+      const int64_t dout = SPYRE_OPERAND(in, "dram_outer"), lout = SPYRE_OPERAND(in, "lx_outer");
       std::vector<uint8_t*> lxs{lx};
       if (load)
         for (int c : mcast_targets(in)) lxs.push_back(chip_.core(c).lx_bytes());
@@ -343,23 +344,28 @@ void Core::execute(const isa::Instr& in) {
     case Opcode::DmaGather: {
       const std::vector<int64_t> idx = index_vector(lx_bytes_, in);
       for (size_t j = 0; j < idx.size(); ++j)
-        std::memmove(lx_bytes_ + in.get("lx") + static_cast<int64_t>(j) * in.get("lx_stride"),
-                     chip_.dram_data() + in.get("dram") + idx[j] * in.get("dram_stride"),
-                     static_cast<size_t>(in.get("bytes")));
+        std::memmove(lx_bytes_ + SPYRE_OPERAND(in, "lx") +
+                         static_cast<int64_t>(j) * SPYRE_OPERAND(in, "lx_stride"),
+                     chip_.dram_data() + SPYRE_OPERAND(in, "dram") +
+                         idx[j] * SPYRE_OPERAND(in, "dram_stride"),
+                     static_cast<size_t>(SPYRE_OPERAND(in, "bytes")));
       return;
     }
     case Opcode::DmaScatter: {  // in order of i: a later row wins where rows overlap
       const std::vector<int64_t> idx = index_vector(lx_bytes_, in);
       for (size_t j = 0; j < idx.size(); ++j)
-        std::memmove(chip_.dram_data() + in.get("dram") + idx[j] * in.get("dram_stride"),
-                     lx_bytes_ + in.get("lx") + static_cast<int64_t>(j) * in.get("lx_stride"),
-                     static_cast<size_t>(in.get("bytes")));
+        std::memmove(chip_.dram_data() + SPYRE_OPERAND(in, "dram") +
+                         idx[j] * SPYRE_OPERAND(in, "dram_stride"),
+                     lx_bytes_ + SPYRE_OPERAND(in, "lx") +
+                         static_cast<int64_t>(j) * SPYRE_OPERAND(in, "lx_stride"),
+                     static_cast<size_t>(SPYRE_OPERAND(in, "bytes")));
       return;
     }
     case Opcode::RingReduce: {
-      uint8_t* dst = chip_.core(static_cast<int>(in.get("dst_core"))).lx_bytes() + in.get("dst");
-      const uint8_t* src = lx_bytes_ + in.get("src");
-      for (int64_t e = 0; e < in.get("bytes") / 4; ++e) {
+      uint8_t* dst = chip_.core(static_cast<int>(SPYRE_OPERAND(in, "dst_core"))).lx_bytes() +
+                     SPYRE_OPERAND(in, "dst");
+      const uint8_t* src = lx_bytes_ + SPYRE_OPERAND(in, "src");
+      for (int64_t e = 0; e < SPYRE_OPERAND(in, "bytes") / 4; ++e) {
         float x, y;
         std::memcpy(&x, src + 4 * e, 4);
         std::memcpy(&y, dst + 4 * e, 4);
@@ -369,8 +375,10 @@ void Core::execute(const isa::Instr& in) {
       return;
     }
     case Opcode::RingSend: {
-      std::memmove(chip_.core(static_cast<int>(in.get("dst_core"))).lx_bytes() + in.get("dst"),
-                   lx_bytes_ + in.get("src"), static_cast<size_t>(in.get("bytes")));
+      std::memmove(chip_.core(static_cast<int>(SPYRE_OPERAND(in, "dst_core"))).lx_bytes() +
+                       SPYRE_OPERAND(in, "dst"),
+                   lx_bytes_ + SPYRE_OPERAND(in, "src"),
+                   static_cast<size_t>(SPYRE_OPERAND(in, "bytes")));
       return;
     }
     case Opcode::PtMatmul: pt_execute(lx_bytes_, in); return;
@@ -386,17 +394,18 @@ void Core::complete(int q) {
     // The other LX an effect writes gets its bytes here, on the kernel's thread (DMI).
     if (in.op == Opcode::DmaLoad)
       for (int c : mcast_targets(in)) chip_.core(c).functional_lx();
-    if (is_ring(in.op)) chip_.core(static_cast<int>(in.get("dst_core"))).functional_lx();
+    if (is_ring(in.op)) chip_.core(static_cast<int>(SPYRE_OPERAND(in, "dst_core"))).functional_lx();
     if (env_.data)
       env_.data->submit(this, in);
     else
       execute(in);
   }
   const FlowSrc self = env_.trace ? FlowSrc{s.track, s.start} : FlowSrc{};
-  if (is_ring(in.op) && in.get("tok") >= 0)
-    chip_.core(static_cast<int>(in.get("dst_core"))).add_token(in.get("tok"), self);
-  if (in.op == Opcode::DmaLoad && in.get("mtok") >= 0)
-    for (int c : mcast_targets(in)) chip_.core(c).add_token(in.get("mtok"), self);
+  if (is_ring(in.op) && SPYRE_OPERAND(in, "tok") >= 0)
+    chip_.core(static_cast<int>(SPYRE_OPERAND(in, "dst_core")))
+        .add_token(SPYRE_OPERAND(in, "tok"), self);
+  if (in.op == Opcode::DmaLoad && SPYRE_OPERAND(in, "mtok") >= 0)
+    for (int c : mcast_targets(in)) chip_.core(c).add_token(SPYRE_OPERAND(in, "mtok"), self);
   s.st.busy_cycles += now - s.start;
   ++s.st.instructions;
   chip_.note_kernel(in.kernel, s.start, now);
@@ -410,7 +419,7 @@ void Core::complete(int q) {
 
 std::vector<int> Core::mcast_targets(const isa::Instr& in) const {
   std::vector<int> out;
-  const auto mask = static_cast<uint64_t>(in.get("mcast"));
+  const auto mask = static_cast<uint64_t>(SPYRE_OPERAND(in, "mcast"));
   for (int c = 0; c < 64 && c < static_cast<int>(env_.cfg.cores); ++c)
     if (c != id_ && (mask >> c & 1u)) out.push_back(c);
   return out;

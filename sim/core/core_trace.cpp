@@ -49,30 +49,33 @@ std::vector<LxAccess> Core::lx_accesses(const isa::Instr& in) const {
     case Opcode::DmaLoad:
     case Opcode::DmaStore: {
       const bool load = in.op == Opcode::DmaLoad;
-      for (int64_t o = 0; o < in.get("outer"); ++o)
-        for (int64_t rep = 0; rep < in.get("reps"); ++rep)
-          add_rows(out, in.get("lx") + o * in.get("lx_outer") + rep * in.get("lx_rep"),
-                   in.get("bytes"), in.get("rows"), in.get("lx_stride"), load);
+      for (int64_t o = 0; o < SPYRE_OPERAND(in, "outer"); ++o)
+        for (int64_t rep = 0; rep < SPYRE_OPERAND(in, "reps"); ++rep)
+          add_rows(out,
+                   SPYRE_OPERAND(in, "lx") + o * SPYRE_OPERAND(in, "lx_outer") +
+                       rep * SPYRE_OPERAND(in, "lx_rep"),
+                   SPYRE_OPERAND(in, "bytes"), SPYRE_OPERAND(in, "rows"),
+                   SPYRE_OPERAND(in, "lx_stride"), load);
       break;
     }
     case Opcode::DmaGather:
     case Opcode::DmaScatter: {  // the index vector is read; the rows written (gather) or read
-      const int64_t isz = in.get("idt") == static_cast<int64_t>(isa::DType::I32) ? 4 : 8;
-      add_rows(out, in.get("idx"), in.get("n") * isz, 1, 0, false);
-      add_rows(out, in.get("lx"), in.get("bytes"), in.get("n"), in.get("lx_stride"),
-               in.op == Opcode::DmaGather);
+      const int64_t isz = SPYRE_OPERAND(in, "idt") == static_cast<int64_t>(isa::DType::I32) ? 4 : 8;
+      add_rows(out, SPYRE_OPERAND(in, "idx"), SPYRE_OPERAND(in, "n") * isz, 1, 0, false);
+      add_rows(out, SPYRE_OPERAND(in, "lx"), SPYRE_OPERAND(in, "bytes"), SPYRE_OPERAND(in, "n"),
+               SPYRE_OPERAND(in, "lx_stride"), in.op == Opcode::DmaGather);
       break;
     }
     case Opcode::RingSend:
     case Opcode::RingReduce:  // this core's source; the write lands in dst_core's LX
-      add_rows(out, in.get("src"), in.get("bytes"), 1, 0, false);
+      add_rows(out, SPYRE_OPERAND(in, "src"), SPYRE_OPERAND(in, "bytes"), 1, 0, false);
       break;
     case Opcode::PtMatmul: {
       const LxRegions r = lx_regions(in);  // A, B, C
       for (size_t k = 0; k < r.size(); ++k) {
         const bool c = k == 2;
         add_rows(out, r[k].base, r[k].row_bytes, r[k].rows, r[k].row_stride, c);
-        if (c && (in.get("flags") & 1))  // accumulate: C is read too
+        if (c && (SPYRE_OPERAND(in, "flags") & 1))  // accumulate: C is read too
           add_rows(out, r[k].base, r[k].row_bytes, r[k].rows, r[k].row_stride, false);
       }
       break;
@@ -83,7 +86,7 @@ std::vector<LxAccess> Core::lx_accesses(const isa::Instr& in) const {
       const LxRegions r = lx_regions(in);
       for (size_t k = 0; k < r.size(); ++k)
         add_rows(out, r[k].base, r[k].row_bytes, r[k].rows, r[k].row_stride, k == 0);
-      if (in.op == Opcode::SfpReduce && in.get("acc") && !r.empty())
+      if (in.op == Opcode::SfpReduce && SPYRE_OPERAND(in, "acc") && !r.empty())
         add_rows(out, r[0].base, r[0].row_bytes, r[0].rows, r[0].row_stride, false);
       break;
     }
@@ -98,7 +101,7 @@ void Core::trace_instr(int q, const isa::Instr& in, Cycle now) {
   const std::string detail = operand_summary(in);
   std::vector<traces::Arg> extra;
   if (in.op == Opcode::RingSend || in.op == Opcode::RingReduce)
-    extra.push_back(traces::Arg::num("dst_core", in.get("dst_core")));
+    extra.push_back(traces::Arg::num("dst_core", SPYRE_OPERAND(in, "dst_core")));
   loop_args(extra, s.cur.dyn, s.cur.iter);
   traces::SpanArgs a;
   a.kernel = kernel_name(in);

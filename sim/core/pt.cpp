@@ -21,17 +21,17 @@ struct Mm {
   isa::DType dt;
 };
 Mm decode(const isa::Instr& in) {
-  Mm x{in.get("a"),
-       in.get("b"),
-       in.get("c"),
-       in.get("m"),
-       in.get("n"),
-       in.get("k"),
-       in.get("lda"),
-       in.get("ldb"),
-       in.get("ldc"),
-       in.get("flags"),
-       static_cast<isa::DType>(in.get("dt"))};
+  Mm x{SPYRE_OPERAND(in, "a"),
+       SPYRE_OPERAND(in, "b"),
+       SPYRE_OPERAND(in, "c"),
+       SPYRE_OPERAND(in, "m"),
+       SPYRE_OPERAND(in, "n"),
+       SPYRE_OPERAND(in, "k"),
+       SPYRE_OPERAND(in, "lda"),
+       SPYRE_OPERAND(in, "ldb"),
+       SPYRE_OPERAND(in, "ldc"),
+       SPYRE_OPERAND(in, "flags"),
+       static_cast<isa::DType>(SPYRE_OPERAND(in, "dt"))};
   return x;
 }
 

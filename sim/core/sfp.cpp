@@ -41,7 +41,8 @@ Operand op(const isa::Instr& in, std::string_view name, DType dt) {
   for (const SfpOperandNames& k : kSfpOperands) {
     if (name != k.base) continue;
     const bool no_cs = name == "dst" && in.op == Opcode::SfpReduce;  // sfp.red's dst: a column
-    return {in.get(k.base), in.get(k.rs), no_cs ? 0 : in.get(k.cs), dt};
+    return {in.operand(k.base_slots), in.operand(k.rs_slots), no_cs ? 0 : in.operand(k.cs_slots),
+            dt};
   }
   throw Error(std::string(isa::op_info(in.op).mnemonic),
               "no SFP operand '" + std::string(name) + "'");
@@ -251,52 +252,63 @@ uint64_t sfp_cycles(const arch::ArchConfig& cfg, const isa::Instr& in) {
 }
 
 std::vector<ByteRange> sfp_lx_ranges(const isa::Instr& in) {
-  const int64_t rows = in.get("rows"), cols = in.get("cols");
-  auto dt = [&](const char* n) { return static_cast<DType>(in.get(n)); };
+  const int64_t rows = SPYRE_OPERAND(in, "rows"), cols = SPYRE_OPERAND(in, "cols");
   switch (in.op) {
     case Opcode::SfpUnary:
-      return {op(in, "dst", dt("dt")).range(rows, cols), op(in, "a", dt("dt")).range(rows, cols)};
+      return {op(in, "dst", static_cast<DType>(SPYRE_OPERAND(in, "dt"))).range(rows, cols),
+              op(in, "a", static_cast<DType>(SPYRE_OPERAND(in, "dt"))).range(rows, cols)};
     case Opcode::SfpBinary: {
-      DType d = binary_result(static_cast<SfpFn>(in.get("fn")), dt("dt"));
-      return {op(in, "dst", d).range(rows, cols), op(in, "a", dt("dt")).range(rows, cols),
-              op(in, "b", dt("dt")).range(rows, cols)};
+      DType d = binary_result(static_cast<SfpFn>(SPYRE_OPERAND(in, "fn")),
+                              static_cast<DType>(SPYRE_OPERAND(in, "dt")));
+      return {op(in, "dst", d).range(rows, cols),
+              op(in, "a", static_cast<DType>(SPYRE_OPERAND(in, "dt"))).range(rows, cols),
+              op(in, "b", static_cast<DType>(SPYRE_OPERAND(in, "dt"))).range(rows, cols)};
     }
     case Opcode::SfpSelect:
-      return {op(in, "dst", dt("dt")).range(rows, cols), op(in, "c", DType::Bool).range(rows, cols),
-              op(in, "a", dt("dt")).range(rows, cols), op(in, "b", dt("dt")).range(rows, cols)};
+      return {op(in, "dst", static_cast<DType>(SPYRE_OPERAND(in, "dt"))).range(rows, cols),
+              op(in, "c", DType::Bool).range(rows, cols),
+              op(in, "a", static_cast<DType>(SPYRE_OPERAND(in, "dt"))).range(rows, cols),
+              op(in, "b", static_cast<DType>(SPYRE_OPERAND(in, "dt"))).range(rows, cols)};
     case Opcode::SfpReduce:
-      return {op(in, "dst", dt("dt")).range(rows, 1), op(in, "a", dt("dt")).range(rows, cols)};
+      return {op(in, "dst", static_cast<DType>(SPYRE_OPERAND(in, "dt"))).range(rows, 1),
+              op(in, "a", static_cast<DType>(SPYRE_OPERAND(in, "dt"))).range(rows, cols)};
     case Opcode::SfpConvert:
-      return {op(in, "dst", dt("ddt")).range(rows, cols), op(in, "a", dt("sdt")).range(rows, cols)};
-    case Opcode::SfpFill: return {op(in, "dst", dt("dt")).range(rows, cols)};
+      return {op(in, "dst", static_cast<DType>(SPYRE_OPERAND(in, "ddt"))).range(rows, cols),
+              op(in, "a", static_cast<DType>(SPYRE_OPERAND(in, "sdt"))).range(rows, cols)};
+    case Opcode::SfpFill:
+      return {op(in, "dst", static_cast<DType>(SPYRE_OPERAND(in, "dt"))).range(rows, cols)};
     default: return {};
   }
 }
 
 void sfp_execute(uint8_t* lx, const isa::Instr& in) {
-  const int64_t rows = in.get("rows"), cols = in.get("cols");
-  auto dt = [&](const char* n) { return static_cast<DType>(in.get(n)); };
+  const int64_t rows = SPYRE_OPERAND(in, "rows"), cols = SPYRE_OPERAND(in, "cols");
   switch (in.op) {
     case Opcode::SfpUnary: {
-      auto f = static_cast<SfpFn>(in.get("fn"));
-      Operand d = op(in, "dst", dt("dt")), a = op(in, "a", dt("dt"));
+      auto f = static_cast<SfpFn>(SPYRE_OPERAND(in, "fn"));
+      Operand d = op(in, "dst", static_cast<DType>(SPYRE_OPERAND(in, "dt"))),
+              a = op(in, "a", static_cast<DType>(SPYRE_OPERAND(in, "dt")));
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t c = 0; c < cols; ++c) d.store(lx, r, c, unary(f, a.load(lx, r, c)));
       return;
     }
     case Opcode::SfpBinary: {
-      auto f = static_cast<SfpFn>(in.get("fn"));
-      Operand d = op(in, "dst", binary_result(f, dt("dt")));
-      Operand a = op(in, "a", dt("dt")), b = op(in, "b", dt("dt"));
-      const int bits = 8 * static_cast<int>(isa::dtype_size_bytes(dt("dt")));
+      auto f = static_cast<SfpFn>(SPYRE_OPERAND(in, "fn"));
+      Operand d = op(in, "dst", binary_result(f, static_cast<DType>(SPYRE_OPERAND(in, "dt"))));
+      Operand a = op(in, "a", static_cast<DType>(SPYRE_OPERAND(in, "dt"))),
+              b = op(in, "b", static_cast<DType>(SPYRE_OPERAND(in, "dt")));
+      const int bits =
+          8 * static_cast<int>(isa::dtype_size_bytes(static_cast<DType>(SPYRE_OPERAND(in, "dt"))));
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t c = 0; c < cols; ++c)
           d.store(lx, r, c, binary(f, a.load(lx, r, c), b.load(lx, r, c), bits));
       return;
     }
     case Opcode::SfpSelect: {
-      Operand d = op(in, "dst", dt("dt")), k = op(in, "c", DType::Bool);
-      Operand a = op(in, "a", dt("dt")), b = op(in, "b", dt("dt"));
+      Operand d = op(in, "dst", static_cast<DType>(SPYRE_OPERAND(in, "dt"))),
+              k = op(in, "c", DType::Bool);
+      Operand a = op(in, "a", static_cast<DType>(SPYRE_OPERAND(in, "dt"))),
+              b = op(in, "b", static_cast<DType>(SPYRE_OPERAND(in, "dt")));
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t c = 0; c < cols; ++c) {
           const Operand& pick = k.load(lx, r, c) != 0.0 ? a : b;
@@ -305,9 +317,10 @@ void sfp_execute(uint8_t* lx, const isa::Instr& in) {
       return;
     }
     case Opcode::SfpReduce: {
-      auto f = static_cast<SfpFn>(in.get("fn"));
-      Operand d = op(in, "dst", dt("dt")), a = op(in, "a", dt("dt"));
-      const bool acc = in.get("acc") != 0;
+      auto f = static_cast<SfpFn>(SPYRE_OPERAND(in, "fn"));
+      Operand d = op(in, "dst", static_cast<DType>(SPYRE_OPERAND(in, "dt"))),
+              a = op(in, "a", static_cast<DType>(SPYRE_OPERAND(in, "dt")));
+      const bool acc = SPYRE_OPERAND(in, "acc") != 0;
       if (f == SfpFn::ArgMax || f == SfpFn::ArgMin) {  // first extreme; NaN wins
         for (int64_t r = 0; r < rows; ++r) {
           int64_t best = 0;
@@ -328,14 +341,15 @@ void sfp_execute(uint8_t* lx, const isa::Instr& in) {
       return;
     }
     case Opcode::SfpConvert: {
-      Operand d = op(in, "dst", dt("ddt")), a = op(in, "a", dt("sdt"));
+      Operand d = op(in, "dst", static_cast<DType>(SPYRE_OPERAND(in, "ddt"))),
+              a = op(in, "a", static_cast<DType>(SPYRE_OPERAND(in, "sdt")));
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t c = 0; c < cols; ++c) d.store(lx, r, c, a.load(lx, r, c));
       return;
     }
     case Opcode::SfpFill: {
-      Operand d = op(in, "dst", dt("dt"));
-      double v = isa::operand_float(in.get("value"));
+      Operand d = op(in, "dst", static_cast<DType>(SPYRE_OPERAND(in, "dt")));
+      double v = isa::operand_float(SPYRE_OPERAND(in, "value"));
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t c = 0; c < cols; ++c) d.store(lx, r, c, v);
       return;

@@ -11,16 +11,16 @@ Cycle ceil_div(int64_t a, int64_t b) { return static_cast<Cycle>((a + b - 1) / b
 }  // namespace
 
 std::vector<int64_t> index_vector(const uint8_t* lx, const isa::Instr& in) {
-  const int64_t n = std::max<int64_t>(0, in.get("n"));
-  const bool i32 = in.get("idt") == static_cast<int64_t>(isa::DType::I32);
+  const int64_t n = std::max<int64_t>(0, SPYRE_OPERAND(in, "n"));
+  const bool i32 = SPYRE_OPERAND(in, "idt") == static_cast<int64_t>(isa::DType::I32);
   std::vector<int64_t> out(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     if (i32) {
       int32_t v;
-      std::memcpy(&v, lx + in.get("idx") + 4 * i, 4);
+      std::memcpy(&v, lx + SPYRE_OPERAND(in, "idx") + 4 * i, 4);
       out[static_cast<size_t>(i)] = v;
     } else {
-      std::memcpy(&out[static_cast<size_t>(i)], lx + in.get("idx") + 8 * i, 8);
+      std::memcpy(&out[static_cast<size_t>(i)], lx + SPYRE_OPERAND(in, "idx") + 8 * i, 8);
     }
   }
   return out;
@@ -42,11 +42,11 @@ void DmaEngine::start(const isa::Instr& in, std::function<void()> done) {
   indexed_.clear();
   if (in.op == isa::Opcode::DmaGather || in.op == isa::Opcode::DmaScatter) {
     // n rows at DRAM addresses from the LX index vector
-    bytes_ = in.get("bytes");
-    rows_ = in.get("n");
+    bytes_ = SPYRE_OPERAND(in, "bytes");
+    rows_ = SPYRE_OPERAND(in, "n");
     reps_ = outer_ = 1;
-    lx0_ = in.get("lx");
-    lx_stride_ = in.get("lx_stride");
+    lx0_ = SPYRE_OPERAND(in, "lx");
+    lx_stride_ = SPYRE_OPERAND(in, "lx_stride");
     lx_rep_ = lx_outer_ = dram_stride_ = dram_rep_ = dram_outer_ = 0;
     dram0_ = 0;
     // A timing-only run never writes LX, so its index values are all 0: no LX storage needed.
@@ -54,28 +54,29 @@ void DmaEngine::start(const isa::Instr& in, std::function<void()> done) {
     const std::vector<int64_t> idx =
         env_.functional ? index_vector(lx_.data(), in)
                         : std::vector<int64_t>(static_cast<size_t>(std::max<int64_t>(0, rows_)));
-    const int64_t limit = in.get("limit");
+    const int64_t limit = SPYRE_OPERAND(in, "limit");
     for (int64_t k : idx)  // out-of-range only in timing-only runs (no data): row 0
-      indexed_.push_back(in.get("dram") + (k >= 0 && k < limit ? k : 0) * in.get("dram_stride"));
+      indexed_.push_back(SPYRE_OPERAND(in, "dram") +
+                         (k >= 0 && k < limit ? k : 0) * SPYRE_OPERAND(in, "dram_stride"));
     if (bytes_ <= 0 || rows_ <= 0) outer_ = 0;
   } else {
-    bytes_ = in.get("bytes");
-    rows_ = in.get("rows");
-    reps_ = in.get("reps");
-    outer_ = in.get("outer");
-    lx0_ = in.get("lx");
-    lx_stride_ = in.get("lx_stride");
-    lx_rep_ = in.get("lx_rep");
-    lx_outer_ = in.get("lx_outer");
-    dram0_ = in.get("dram");
-    dram_stride_ = in.get("dram_stride");
-    dram_rep_ = in.get("dram_rep");
-    dram_outer_ = in.get("dram_outer");
+    bytes_ = SPYRE_OPERAND(in, "bytes");
+    rows_ = SPYRE_OPERAND(in, "rows");
+    reps_ = SPYRE_OPERAND(in, "reps");
+    outer_ = SPYRE_OPERAND(in, "outer");
+    lx0_ = SPYRE_OPERAND(in, "lx");
+    lx_stride_ = SPYRE_OPERAND(in, "lx_stride");
+    lx_rep_ = SPYRE_OPERAND(in, "lx_rep");
+    lx_outer_ = SPYRE_OPERAND(in, "lx_outer");
+    dram0_ = SPYRE_OPERAND(in, "dram");
+    dram_stride_ = SPYRE_OPERAND(in, "dram_stride");
+    dram_rep_ = SPYRE_OPERAND(in, "dram_rep");
+    dram_outer_ = SPYRE_OPERAND(in, "dram_outer");
     if (bytes_ <= 0 || rows_ <= 0 || reps_ <= 0) outer_ = 0;  // nothing to move
   }
   targets_.clear();
   if (!write_ && in.op == isa::Opcode::DmaLoad) {
-    const auto mask = static_cast<uint64_t>(in.get("mcast"));
+    const auto mask = static_cast<uint64_t>(SPYRE_OPERAND(in, "mcast"));
     for (int c = 0; c < 64 && c < static_cast<int>(env_.cfg.cores); ++c)
       if (c != core_ && (mask >> c & 1u)) targets_.push_back(c);
   }

@@ -69,6 +69,45 @@ TEST(Isa, TableHasEveryInstructionTheFirstSliceNeeds) {
     EXPECT_NE(find_op(m), nullptr) << m;
 }
 
+// SPYRE_OPERAND's compile-time slots say what OpInfo::index_of says, for every name of every
+// opcode, and read what get() reads; an operand the opcode lacks throws get()'s error.
+TEST(Isa, CompileTimeOperandSlotsAgreeWithTheTable) {
+  ASSERT_EQ(detail::kOpcodes, static_cast<size_t>(num_opcodes()));
+  for (int code = 0; code < num_opcodes(); ++code) {
+    const OpInfo& info = op_info(static_cast<Opcode>(code));
+    Instr in;
+    in.op = info.op;
+    for (size_t i = 0; i < info.operands.size(); ++i) in.a[i] = 1000 + static_cast<int64_t>(i);
+    for (int other = 0; other < num_opcodes(); ++other) {
+      for (const OperandSpec& o : op_info(static_cast<Opcode>(other)).operands) {
+        const detail::OperandSlots s = detail::operand_slots(o.name);
+        EXPECT_EQ(s.at[code], info.index_of(o.name)) << info.mnemonic << " " << o.name;
+        if (info.index_of(o.name) >= 0) {
+          EXPECT_EQ(in.operand(s), in.get(o.name));
+        } else {
+          std::string got, want;
+          try {
+            in.operand(s);
+          } catch (const spyre::Error& e) {
+            got = e.what();
+          }
+          try {
+            in.get(o.name);
+          } catch (const spyre::Error& e) {
+            want = e.what();
+          }
+          EXPECT_FALSE(got.empty()) << info.mnemonic << " " << o.name;
+          EXPECT_EQ(got, want);
+        }
+      }
+    }
+  }
+  const Instr load = make_instr(Opcode::DmaLoad, {{"dram", 7}, {"lx", 64}, {"bytes", 128}});
+  EXPECT_EQ(SPYRE_OPERAND(load, "lx"), 64);
+  EXPECT_EQ(SPYRE_OPERAND(load, "mtok"), -1);  // a default
+  EXPECT_THROW(SPYRE_OPERAND(load, "fn"), spyre::Error);
+}
+
 TEST(Isa, BinaryRoundTripIsExact) {
   Program p = every_opcode_program();
   validate(p);

@@ -165,8 +165,8 @@ inline int64_t pt_mm_cycles(const ArchConfig& cfg, int64_t m, int64_t n, int64_t
 }
 
 inline int64_t pt_mm_cycles(const ArchConfig& cfg, const isa::Instr& in) {
-  return pt_mm_cycles(cfg, in.get("m"), in.get("n"), in.get("k"),
-                      static_cast<isa::DType>(in.get("dt")));
+  return pt_mm_cycles(cfg, SPYRE_OPERAND(in, "m"), SPYRE_OPERAND(in, "n"), SPYRE_OPERAND(in, "k"),
+                      static_cast<isa::DType>(SPYRE_OPERAND(in, "dt")));
 }
 
 // SFP lanes for elements of `bits` bits.
@@ -188,7 +188,7 @@ inline int64_t sfp_op_cycles(const ArchConfig& cfg, const isa::Instr& in) {
   const int64_t bits =
       in.op == Opcode::SfpConvert ? std::max(dbits("sdt"), dbits("ddt")) : dbits("dt");
   const int64_t lanes = sfp_lanes(cfg, bits);
-  const int64_t rows = in.get("rows"), cols = in.get("cols");
+  const int64_t rows = SPYRE_OPERAND(in, "rows"), cols = SPYRE_OPERAND(in, "cols");
   if (rows <= 0 || cols <= 0) return 0;
   int64_t latency = cfg.sfp_latency_cycles, per_vector = cfg.sfp_simple_cycles_per_vector;
   switch (in.op) {
@@ -204,7 +204,7 @@ inline int64_t sfp_op_cycles(const ArchConfig& cfg, const isa::Instr& in) {
     }
     case Opcode::SfpUnary:
     case Opcode::SfpBinary:
-      switch (isa::sfp_fn_info(static_cast<isa::SfpFn>(in.get("fn"))).cls) {
+      switch (isa::sfp_fn_info(static_cast<isa::SfpFn>(SPYRE_OPERAND(in, "fn"))).cls) {
         case isa::SfpClass::Transcendental:
           latency = cfg.sfp_transcendental_latency_cycles;
           per_vector = cfg.sfp_transcendental_factor;

@@ -76,6 +76,64 @@ bool sfp_fn_valid(int64_t code);
 
 // One instruction: opcode, the kernel it belongs to (for attribution) and its operands in
 // the order of the table. Unused operand slots are zero.
+// Operands read by a name known at compile time: `SPYRE_OPERAND(in, "lx")` is `in.get("lx")`
+// (the same value, the same spyre::Error when in's opcode has no such operand) at the cost of
+// one table load, where get() looks the name up. The table, one slot per opcode, is computed
+// from isa.def's operand lists by the compiler; a name no opcode has does not compile.
+struct Instr;
+namespace detail {
+inline constexpr std::string_view kOperandLists[] = {
+#define SPYRE_INSN(ident, mnem, unit, ops, desc) ops,
+#include "spyre/isa/isa.def"
+#undef SPYRE_INSN
+};
+inline constexpr size_t kOpcodes = sizeof(kOperandLists) / sizeof(kOperandLists[0]);
+
+// The position of `name` in an isa.def operand list (`name`, `name=default`, `name:f`,
+// separated by spaces), -1 when absent.
+constexpr int operand_position(std::string_view list, std::string_view name) {
+  int index = 0;
+  size_t p = 0;
+  while (p < list.size()) {
+    while (p < list.size() && list[p] == ' ') ++p;
+    if (p == list.size()) break;
+    size_t e = p;
+    while (e < list.size() && list[e] != ' ' && list[e] != '=' && list[e] != ':') ++e;
+    if (list.substr(p, e - p) == name) return index;
+    while (e < list.size() && list[e] != ' ') ++e;
+    p = e;
+    ++index;
+  }
+  return -1;
+}
+
+struct OperandSlots {
+  std::string_view name;
+  int8_t at[kOpcodes] = {};  // per opcode: the operand's index, -1 when it has none
+  bool any = false;          // some opcode has it
+};
+
+constexpr OperandSlots operand_slots(std::string_view name) {
+  OperandSlots s{};
+  s.name = name;
+  for (size_t i = 0; i < kOpcodes; ++i) {
+    s.at[i] = static_cast<int8_t>(operand_position(kOperandLists[i], name));
+    s.any = s.any || s.at[i] >= 0;
+  }
+  return s;
+}
+
+[[noreturn]] void missing_operand(const Instr& in, std::string_view name);
+}  // namespace detail
+
+#define SPYRE_OPERAND(in, name)                                              \
+  ((in).operand([]() -> const ::spyre::isa::detail::OperandSlots& {          \
+    static constexpr ::spyre::isa::detail::OperandSlots kSlots =             \
+        ::spyre::isa::detail::operand_slots(name);                           \
+    static_assert(kSlots.any, "no instruction of isa.def has this operand"); \
+    return kSlots;                                                           \
+  }()))
+
 struct Instr {
   Opcode op = Opcode::Halt;
   uint16_t kernel = 0;
@@ -83,6 +141,12 @@ struct Instr {
 
   int64_t get(std::string_view operand) const;  // throws spyre::Error when absent
   double get_float(std::string_view operand) const;
+  // The operand of `slots` (SPYRE_OPERAND); throws as get() does when absent.
+  int64_t operand(const detail::OperandSlots& slots) const {
+    const int i = slots.at[static_cast<size_t>(op)];
+    if (i < 0) detail::missing_operand(*this, slots.name);
+    return a[static_cast<size_t>(i)];
+  }
   bool operator==(const Instr& o) const { return op == o.op && kernel == o.kernel && a == o.a; }
 };
 

@@ -24,11 +24,19 @@ namespace spyre::sim {
 // Instr::get reads literal names fastest, and no string is built per instruction.
 struct SfpOperandNames {
   const char *base, *rs, *cs;
+  isa::detail::OperandSlots base_slots, rs_slots, cs_slots;  // Instr::operand of each name
 };
-inline constexpr SfpOperandNames kSfpOperands[] = {{"dst", "dst_rs", "dst_cs"},
-                                                   {"a", "a_rs", "a_cs"},
-                                                   {"b", "b_rs", "b_cs"},
-                                                   {"c", "c_rs", "c_cs"}};
+constexpr SfpOperandNames sfp_operand_names(const char* base, const char* rs, const char* cs) {
+  return {base,
+          rs,
+          cs,
+          isa::detail::operand_slots(base),
+          isa::detail::operand_slots(rs),
+          isa::detail::operand_slots(cs)};
+}
+inline constexpr SfpOperandNames kSfpOperands[] = {
+    sfp_operand_names("dst", "dst_rs", "dst_cs"), sfp_operand_names("a", "a_rs", "a_cs"),
+    sfp_operand_names("b", "b_rs", "b_cs"), sfp_operand_names("c", "c_rs", "c_cs")};
 
 uint64_t pt_cycles(const arch::ArchConfig& cfg, const isa::Instr& in);
 uint64_t sfp_cycles(const arch::ArchConfig& cfg, const isa::Instr& in);
