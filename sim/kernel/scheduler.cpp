@@ -18,7 +18,7 @@ bool before(const K& a, const K& b) {
 
 }  // namespace
 
-void EventQueue::push(Cycle c, bool late, std::function<void()> fn) {
+void EventQueue::push(Cycle c, bool late, Callback fn) {
   if (c < now_)
     SPYRE_FAIL("spyre/kernel/causality", "scheduler",
                "an event for cycle " + std::to_string(c) + " was scheduled at cycle " +
@@ -94,7 +94,7 @@ Cycle EventQueue::next_cycle() const {
 
 void EventQueue::run_slot(uint32_t slot) {
   // The callback may schedule more events (and so grow the slab): move it out first.
-  std::function<void()> fn = std::move(slab_[slot]);
+  Callback fn = std::move(slab_[slot]);
   slab_[slot] = nullptr;
   free_.push_back(slot);
   --near_;

@@ -38,7 +38,7 @@ DmaEngine::DmaEngine(Env& env, MemPort& dram, int core, bool write, RingPort& ri
       lx_(lx),
       ring_lx_(std::move(ring_lx)) {}
 
-void DmaEngine::start(const isa::Instr& in, std::function<void()> done) {
+void DmaEngine::start(const isa::Instr& in, Callback done) {
   indexed_.clear();
   if (in.op == isa::Opcode::DmaGather || in.op == isa::Opcode::DmaScatter) {
     // n rows at DRAM addresses from the LX index vector

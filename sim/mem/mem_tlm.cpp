@@ -109,7 +109,7 @@ void DmaPort::respond(tlm::tlm_generic_payload& gp, const sc_core::sc_time& dela
 }
 
 void DmaPort::land(size_t i) {
-  std::function<void()> landed = std::move(slots_[i]->landed);
+  Callback landed = std::move(slots_[i]->landed);
   slots_[i]->gp.release();  // back to the pool unless the target still holds it
   landed();
 }

@@ -2,8 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <set>
 #include <string>
 #include <tuple>
@@ -234,6 +236,49 @@ TEST(EventDriver, AnotherProcessWakesItAtTheNextCycleBoundary) {
   d.run();
   // 1000.3 ns = 1500.45 cycles: the next boundary is cycle 1501
   EXPECT_EQ(log, (std::vector<Cycle>{1501, 5000}));
+}
+
+}  // namespace
+}  // namespace spyre::sim
+
+namespace spyre::sim {
+namespace {
+
+// Callback keeps small callables in place and larger ones on the heap; either moves, runs once
+// per call, is destroyed exactly once, and an empty one throws as std::function does.
+TEST(Callback, SmallAndLargeCallablesMoveRunAndAreDestroyedOnce) {
+  auto alive = std::make_shared<int>(0);
+  int runs = 0;
+  {
+    std::array<int64_t, 2> small{1, 2};
+    std::array<int64_t, 16> large{};  // 128 bytes: over Callback::kInline
+    large[15] = 40;
+    Callback a([alive, small, &runs] { runs += static_cast<int>(small[1]); });
+    Callback b([alive, large, &runs] { runs += static_cast<int>(large[15]); });
+    EXPECT_EQ(alive.use_count(), 3);
+    Callback c = std::move(a);
+    EXPECT_FALSE(static_cast<bool>(a));
+    c();
+    b();
+    Callback d;
+    d = std::move(b);
+    d();
+    EXPECT_EQ(runs, 82);
+    EXPECT_EQ(alive.use_count(), 3);
+    c = nullptr;
+    EXPECT_EQ(alive.use_count(), 2);
+    EXPECT_THROW(a(), std::bad_function_call);
+  }
+  EXPECT_EQ(alive.use_count(), 1);
+  // Events keep their order with callbacks of every size.
+  EventQueue q;
+  std::vector<int> order;
+  std::array<int64_t, 16> pad{};
+  q.at(5, [&order, pad] { order.push_back(static_cast<int>(pad[0]) + 2); });
+  q.at(5, [&order] { order.push_back(3); });
+  q.at(1, [&order, pad] { order.push_back(static_cast<int>(pad[0]) + 1); });
+  q.run_all();
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
 }
 
 }  // namespace

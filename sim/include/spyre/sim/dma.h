@@ -46,7 +46,7 @@ class DmaEngine {
   DmaEngine(Env& env, MemPort& dram, int core, bool write, RingPort& ring, LxPort& lx,
             std::function<LxPort&(int)> ring_lx);
   // Starts `in` (dma.load or dma.store) now; `done` runs when its last request has landed.
-  void start(const isa::Instr& in, std::function<void()> done);
+  void start(const isa::Instr& in, Callback done);
 
  private:
   void issue();
@@ -78,7 +78,7 @@ class DmaEngine {
   std::vector<int64_t> indexed_;  // dma.gather/scatter: each row's DRAM address
   Cycle next_issue_ = 0, last_in_lx_ = 0;
   bool issue_pending_ = false, finishing_ = false;
-  std::function<void()> done_;
+  Callback done_;
 };
 
 }  // namespace spyre::sim

@@ -49,6 +49,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "spyre/sim/callback.h"
 #include "spyre/sim/env.h"
 
 namespace spyre::sim {
@@ -59,7 +60,7 @@ struct DramRequest {
   uint64_t cost_bytes = 0;  // bytes the DRAM moves: payload rounded up to whole words
   uint64_t addr = 0;        // DRAM byte address of the first payload byte (lpddr5 maps it)
   bool write = false;
-  std::function<void()> landed;  // runs at the cycle the data lands (write: is acknowledged)
+  Callback landed;  // runs at the cycle the data lands (write: is acknowledged)
 };
 
 // Where a DMA engine sends its requests: a DRAM model itself (plain unit tests), or under the

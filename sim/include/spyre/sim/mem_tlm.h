@@ -77,7 +77,7 @@ class DmaPort : public sc_core::sc_module, public MemPort, public tlm::tlm_mm_in
  private:
   struct Slot {
     tlm::tlm_generic_payload gp;
-    std::function<void()> landed;
+    Callback landed;
   };
   tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay);

@@ -13,8 +13,9 @@
 // standalone (run_all, for unit tests) or under the SystemC kernel (EventDriver, kernel.h), which
 // calls run_next_cycle() once per activation.
 #include <cstdint>
-#include <functional>
 #include <vector>
+
+#include "spyre/sim/callback.h"
 
 namespace spyre::sim {
 
@@ -24,15 +25,15 @@ class Scheduler {
  public:
   virtual ~Scheduler() = default;
   virtual Cycle now() const = 0;
-  virtual void at(Cycle c, std::function<void()> fn) = 0;
-  virtual void at_end_of(Cycle c, std::function<void()> fn) = 0;
+  virtual void at(Cycle c, Callback fn) = 0;
+  virtual void at_end_of(Cycle c, Callback fn) = 0;
 };
 
 class EventQueue : public Scheduler {
  public:
   Cycle now() const override { return now_; }
-  void at(Cycle c, std::function<void()> fn) override { push(c, false, std::move(fn)); }
-  void at_end_of(Cycle c, std::function<void()> fn) override { push(c, true, std::move(fn)); }
+  void at(Cycle c, Callback fn) override { push(c, false, std::move(fn)); }
+  void at_end_of(Cycle c, Callback fn) override { push(c, true, std::move(fn)); }
 
   bool empty() const { return near_ == 0 && heap_.empty(); }
   Cycle next_cycle() const;  // only when !empty()
@@ -60,7 +61,7 @@ class EventQueue : public Scheduler {
     size_t plain_head = 0, late_head = 0;
   };
   static constexpr uint64_t kLate = uint64_t{1} << 63;
-  void push(Cycle c, bool late, std::function<void()> fn);
+  void push(Cycle c, bool late, Callback fn);
   void place(Cycle c, bool late, uint32_t slot);  // into its bucket (c in the window)
   Key pop_heap();
   void run_slot(uint32_t slot);
@@ -73,7 +74,7 @@ class EventQueue : public Scheduler {
   std::vector<Bucket> buckets_ = std::vector<Bucket>(kWindow);
   std::vector<uint64_t> busy_ = std::vector<uint64_t>(kWindow / 64);  // non-empty buckets
   std::vector<Key> heap_;  // 4-ary min-heap on (cycle, order)
-  std::vector<std::function<void()>> slab_;
+  std::vector<Callback> slab_;
   std::vector<uint32_t> free_;
 };
 
