@@ -238,16 +238,27 @@ void PerfettoTraceWriter::span(int track, std::string_view name, uint64_t start,
 
 void PerfettoTraceWriter::counter(std::string_view group, std::string_view name, uint64_t cycle,
                                   double value) {
-  auto it = counter_tracks_.find(std::make_pair(group, name));
-  if (it == counter_tracks_.end()) {
-    const uint64_t parent = group_uuid(group);
-    const uint64_t u = new_uuid();
-    descriptor(u, parent, name, true);
-    it = counter_tracks_.emplace(std::make_pair(std::string(group), std::string(name)), u).first;
+  const auto at =
+      reinterpret_cast<uintptr_t>(group.data()) ^ (reinterpret_cast<uintptr_t>(name.data()) >> 3);
+  CounterHint& hint = counter_hints_[(at ^ (at >> 9)) & (counter_hints_.size() - 1)];
+  const std::pair<const std::pair<std::string, std::string>, uint64_t>* entry = nullptr;
+  if (hint.group == group.data() && hint.name == name.data() && hint.entry->first.first == group &&
+      hint.entry->first.second == name) {
+    entry = hint.entry;
+  } else {
+    auto it = counter_tracks_.find(std::make_pair(group, name));
+    if (it == counter_tracks_.end()) {
+      const uint64_t parent = group_uuid(group);
+      const uint64_t u = new_uuid();
+      descriptor(u, parent, name, true);
+      it = counter_tracks_.emplace(std::make_pair(std::string(group), std::string(name)), u).first;
+    }
+    entry = &*it;
+    hint = CounterHint{group.data(), name.data(), entry};
   }
   ev_.clear();
   pb::u64(ev_, kTeType, kCounter);
-  pb::u64(ev_, kTeTrackUuid, it->second);
+  pb::u64(ev_, kTeTrackUuid, entry->second);
   pb::f64(ev_, kTeDoubleCounter, value);
   ann_uint("cycle", cycle);
   emit_event(ns(cycle));

@@ -16,6 +16,7 @@
 // on the consumer track), written next to each other.
 // The metadata is the first event: an instant "spyre_sim.meta" whose annotation "meta" is the
 // JSON of TraceMeta.
+#include <array>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -80,6 +81,15 @@ class PerfettoTraceWriter : public TraceSink {
     }
   };
   std::map<std::pair<std::string, std::string>, uint64_t, PairLess> counter_tracks_;
+  // counter()'s track by the address of the caller's strings (the windowed counters pass
+  // their own members, sample after sample), confirmed against the map's key: a hit costs
+  // two short compares where the map costs a walk of string compares.
+  struct CounterHint {
+    const char* group = nullptr;
+    const char* name = nullptr;
+    const std::pair<const std::pair<std::string, std::string>, uint64_t>* entry = nullptr;
+  };
+  std::array<CounterHint, 256> counter_hints_{};
   std::map<std::pair<std::string, std::string>, int> track_ids_;
   std::vector<Track> tracks_;
   Table names_, ann_names_, strings_;
