@@ -9,16 +9,17 @@ from . import files
 from ._core import core
 
 
-def compile_graph(sess, ir: dict, text: str):
+def compile_graph(sess, ir: dict, text: str, parse_report: bool = True):
     """(executable, compile report, label) of the graph `ir` (`text`: its JSON) for `sess`'s
-    configuration, recorded in the session (its IR, report and program cache hit)."""
+    configuration, recorded in the session (its IR, report and program cache hit). With
+    `parse_report` False the report is kept as its JSON text (a replay only writes it out)."""
     label = f"<{ir.get('graph', 'graph')}>"
     if sess.save_ir:  # the report then names a file that `spyre-sim trace validate` can re-run
         os.makedirs(sess.save_ir, exist_ok=True)
         label = os.path.join(sess.save_ir, f"{ir.get('graph', 'graph')}.ir.json")
         files.write_atomic(label, text)
     exe = core.Executable.from_ir(text, sess.arch, sess.sets, label, sess.cache)
-    report = json.loads(exe.report)
+    report = json.loads(exe.report) if parse_report else exe.report
     sess.graph_irs.append(text)
     sess.from_cache.append(exe.from_cache)
     sess.reports.append(report)
@@ -47,8 +48,10 @@ def run_timing(sess, exe, trace: str, timing_runs: dict):
 
 def replay(sess, graphs: list, calls: list) -> None:
     """Compiles `graphs` (IR JSON texts) and runs them timing-only in the order of `calls`
-    (indices into `graphs`), as the model that captured them called them."""
-    exes = [compile_graph(sess, json.loads(text), text)[0] for text in graphs]
+    (indices into `graphs`), as the model that captured them called them; the session's reports
+    are JSON texts."""
+    exes = [compile_graph(sess, json.loads(text), text, parse_report=False)[0]
+            for text in graphs]
     timing_runs = [{} for _ in graphs]
     for g in calls:
         sess.calls.append(g)
