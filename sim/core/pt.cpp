@@ -41,10 +41,10 @@ uint64_t pt_cycles(const arch::ArchConfig& cfg, const isa::Instr& in) {
   return static_cast<uint64_t>(arch::pt_mm_cycles(cfg, in));
 }
 
-std::vector<ByteRange> pt_lx_ranges(const isa::Instr& in) {
+ByteRanges pt_lx_ranges(const isa::Instr& in) {
   Mm x = decode(in);
   if (x.m <= 0 || x.n <= 0) return {};
-  std::vector<ByteRange> r;
+  ByteRanges r;
   r.push_back(element_range(x.a, {{x.m, x.lda}, {x.k, 1}}, x.dt));
   if (x.flags & 2)
     r.push_back(element_range(x.b, {{x.n, x.ldb}, {x.k, 1}}, x.dt));

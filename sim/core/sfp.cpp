@@ -251,7 +251,7 @@ uint64_t sfp_cycles(const arch::ArchConfig& cfg, const isa::Instr& in) {
   return static_cast<uint64_t>(arch::sfp_op_cycles(cfg, in));
 }
 
-std::vector<ByteRange> sfp_lx_ranges(const isa::Instr& in) {
+ByteRanges sfp_lx_ranges(const isa::Instr& in) {
   const int64_t rows = SPYRE_OPERAND(in, "rows"), cols = SPYRE_OPERAND(in, "cols");
   switch (in.op) {
     case Opcode::SfpUnary:

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include "spyre/arch/arch.h"
 #include "spyre/sim/env.h"
 
@@ -41,9 +43,11 @@ inline constexpr SfpOperandNames kSfpOperands[] = {
 uint64_t pt_cycles(const arch::ArchConfig& cfg, const isa::Instr& in);
 uint64_t sfp_cycles(const arch::ArchConfig& cfg, const isa::Instr& in);
 
-// The LX byte ranges of a pt.mm / sfp.* instruction's operands (for bounds checks).
-std::vector<ByteRange> pt_lx_ranges(const isa::Instr& in);
-std::vector<ByteRange> sfp_lx_ranges(const isa::Instr& in);
+// The LX byte ranges of a pt.mm / sfp.* instruction's operands (for bounds checks), inline:
+// at most four operands, checked for every instruction.
+using ByteRanges = boost::container::small_vector<ByteRange, 4>;
+ByteRanges pt_lx_ranges(const isa::Instr& in);
+ByteRanges sfp_lx_ranges(const isa::Instr& in);
 
 // Executes a pt.mm / sfp.* instruction on `lx` (already bounds-checked).
 void pt_execute(uint8_t* lx, const isa::Instr& in);
