@@ -66,7 +66,8 @@ int run_command(const RunArgs& a) {
     summary = nlohmann::json::parse(m.summary_json);
     if (!m.report_json.empty()) report = nlohmann::json::parse(m.report_json);
     torch_version = m.torch_version;
-    torch_source = "installed";
+    // On a model cache hit torch is not imported: the version is the one that captured.
+    torch_source = m.model_entry == "hit" ? "model cache entry" : "installed";
   } else {
     auto exe = load_target(a, settings);
     graphs = ends_with(a.target, ".json") ? 1 : 0;
@@ -107,6 +108,8 @@ int run_command(const RunArgs& a) {
     else if (model_entry == "stored")
       std::cout << "  model cache       stored: a timing-only rerun skips the model file and "
                    "Dynamo while it and the files it read stay unchanged\n";
+    else if (!model_entry.empty())
+      std::cout << "  model cache       " << model_entry << "\n";
     if (!summary["trace"].is_string()) {
       std::cout << "  trace             none (--no-trace)\n";
       return outputs_match_status(summary);

@@ -53,7 +53,7 @@ struct ModelRun {
   std::string torch_version;   // torch.__version__ of the run
   int graphs = 0, cached = 0;  // compiled subgraphs; of them, found in the program cache
   // The cache's model entry (tools/python/spyre_sim/model_cache.py): "hit" (the model file was
-  // not run), "stored", or "" (none: a functional run, or the cache off).
+  // not run), "stored", "not stored: <why>", or "" (none: a functional run, or the cache off).
   std::string model_entry;
 };
 ModelRun run_model_file(const RunArgs& a, const std::string& trace, const std::string& out);

@@ -27,10 +27,10 @@ class ModelFileRaised(Exception):
 def run_model_file(path, arch, sets, trace, out, timing_only, trace_filter="",
                    trace_detail="summary", cache=True):
     """(summary JSON, compile report JSON, torch version, compiled subgraphs, of them found in
-    the program cache, the model entry: "hit", "stored" or "" for none) of one run of a model
-    file. A timing-only run with the cache on looks the model up among the cache's model
-    entries first (model_cache.py): on a hit the model file is not run, and torch is not
-    imported."""
+    the program cache, the model entry: "hit", "stored", "not stored: <why>" or "" for none)
+    of one run of a model file. A timing-only run with the cache on looks the model up among
+    the cache's model entries first (model_cache.py): on a hit the model file is not run, and
+    torch is not imported; a replay that fails runs the model instead."""
     from . import model_cache
     from ._core import core
 
@@ -40,33 +40,52 @@ def run_model_file(path, arch, sets, trace, out, timing_only, trace_filter="",
                  else None)
     entry = model_cache.lookup(entry_key) if entry_key else None
     if entry:
-        from . import graph_run
-        from . import session as _session
-
-        sess = _session.Session(arch, sets, trace or None, True, trace_filter, out,
-                                trace_detail=trace_detail, cache=cache)
-        graph_run.replay(sess, entry["graphs"], entry["calls"])
-        summary = core.merge_summaries([json.dumps(s) for s in sess.runs])
-        texts = sess.reports  # JSON texts (graph_run.replay)
-        report = texts[0] if len(texts) == 1 else '{"subgraphs": [' + ",".join(texts) + "]}"
-        return (summary, report, entry["torch_version"],
-                len(sess.from_cache), sum(sess.from_cache), "hit")
+        replayed = _replay(entry, arch, sets, trace, out, trace_filter, trace_detail, cache)
+        if replayed:
+            return replayed
     recording = model_cache.Recording() if entry_key else None
     if recording:
         recording.start()
     try:
         result, torch_version = _run_model_file(path, arch, sets, trace, out, timing_only,
-                                                trace_filter, trace_detail, cache)
+                                                trace_filter, trace_detail, cache,
+                                                keep_graphs=recording is not None)
     finally:
-        opened = recording.stop() if recording else None
+        seen = recording.stop() if recording else None
     stored = ""
     if recording:
-        model_cache.store(entry_key, recording.files(opened), result.graph_irs, result.calls,
-                          torch_version)
-        stored = "stored"
+        try:
+            records = recording.records(seen)
+            model_cache.store(entry_key, records, result.graph_irs, result.calls,
+                              torch_version)
+            stored = "stored"
+        except model_cache.Unrecordable as e:
+            stored = f"not stored: {e}"
+        except OSError as e:  # the run itself succeeded: it still reports
+            stored = f"not stored: {e}"
     hits = result.from_cache
     return (json.dumps(result.summary), json.dumps(_report(result.reports)), torch_version,
             len(hits), sum(hits), stored)
+
+
+def _replay(entry, arch, sets, trace, out, trace_filter, trace_detail, cache):
+    """run_model_file's answer from a model entry, or None when its graphs no longer compile
+    or run here (the model then runs as if there were no entry)."""
+    from . import graph_run
+    from . import session as _session
+    from ._core import core
+
+    sess = _session.Session(arch, sets, trace or None, True, trace_filter, out,
+                            trace_detail=trace_detail, cache=cache)
+    try:
+        graph_run.replay(sess, entry["graphs"], entry["calls"])
+    except core.SpyreError:
+        return None
+    summary = core.merge_summaries([json.dumps(s) for s in sess.runs])
+    texts = sess.reports  # JSON texts (graph_run.replay)
+    report = texts[0] if len(texts) == 1 else '{"subgraphs": [' + ",".join(texts) + "]}"
+    return (summary, report, entry["torch_version"], len(sess.from_cache),
+            sum(sess.from_cache), "hit")
 
 
 def _report(reports: list) -> dict:
@@ -74,7 +93,7 @@ def _report(reports: list) -> dict:
 
 
 def _run_model_file(path, arch, sets, trace, out, timing_only, trace_filter, trace_detail,
-                    cache):
+                    cache, keep_graphs=False):
     """(Result, torch version) of running the model file through spyre_sim.run."""
     import torch
 
@@ -94,5 +113,5 @@ def _run_model_file(path, arch, sets, trace, out, timing_only, trace_filter, tra
                                  "and `example_inputs`)")
     result = run(namespace["model"], namespace["example_inputs"], arch=arch, set=list(sets),
                  trace=trace or None, timing_only=timing_only, trace_filter=trace_filter,
-                 trace_detail=trace_detail, save_ir=out, cache=cache)
+                 trace_detail=trace_detail, save_ir=out, cache=cache, keep_graphs=keep_graphs)
     return result, torch.__version__

@@ -85,7 +85,7 @@ def compare(actual, expected):
 def run(fn, inputs, arch: Optional[str] = None, set=None, trace: Optional[str] = None,
         timing_only: bool = False, compare_eager: bool = True,
         trace_filter: Optional[str] = None, save_ir: Optional[str] = None,
-        trace_detail: str = "summary", cache: bool = True) -> Result:
+        trace_detail: str = "summary", cache: bool = True, keep_graphs: bool = False) -> Result:
     """Compile `fn` (a module or function) for the chip, run it on `inputs` in the simulator.
 
     arch: preset name or YAML file ("spyre" by default); set: ["key=value", ...] overrides;
@@ -96,14 +96,16 @@ def run(fn, inputs, arch: Optional[str] = None, set=None, trace: Optional[str] =
     transaction, ring transfer and flow), as `--trace-detail`; save_ir: a folder where each
     captured graph's IR JSON is written (`<graph>.ir.json`, named by the compile report's
     `file`); cache: look up and store compiled programs in the program cache
-    ($SPYRE_SIM_CACHE, default ~/.cache/spyre-sim; `--no-cache`)."""
+    ($SPYRE_SIM_CACHE, default ~/.cache/spyre-sim; `--no-cache`); keep_graphs: the result
+    keeps each captured graph's IR and the order the model called them (`graph_irs`,
+    `calls`)."""
     import torch._dynamo
 
     inputs = tuple(inputs)
     if trace_detail not in ("summary", "full"):
         raise ValueError(f"trace_detail: {trace_detail!r} is not 'summary' or 'full'")
     sess = _session.Session(arch, set, trace, timing_only, trace_filter, save_ir,
-                            trace_detail=trace_detail, cache=cache)
+                            trace_detail=trace_detail, cache=cache, keep_graphs=keep_graphs)
     torch._dynamo.reset()
     from spyre_capture import adapter
 

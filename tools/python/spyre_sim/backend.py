@@ -19,7 +19,7 @@ def _make_runner(ir: dict):
     from spyre_capture import random_seeds
 
     sess = _session.current()
-    graph = len(sess.graph_irs)
+    graph = sess.graphs
     exe, report, label = graph_run.compile_graph(sess, ir, json.dumps(ir, sort_keys=True))
     in_bindings, out_bindings = exe.inputs, exe.outputs
     timing_runs = {}  # this program's timing-only run (runs are data-independent)
@@ -32,7 +32,8 @@ def _make_runner(ir: dict):
             raise core.SpyreError(
                 f"graph {ir.get('graph')}: called with {len(inputs)} inputs, compiled for "
                 f"{len(in_bindings)}")
-        sess.calls.append(graph)
+        if sess.keep_graphs:
+            sess.calls.append(graph)
         trace = sess.next_trace_path()
         symbols = {}  # the sizes this call's data-dependent ops computed on the host
         if sess.timing_only:

@@ -20,7 +20,9 @@ def compile_graph(sess, ir: dict, text: str, parse_report: bool = True):
         files.write_atomic(label, text)
     exe = core.Executable.from_ir(text, sess.arch, sess.sets, label, sess.cache)
     report = json.loads(exe.report) if parse_report else exe.report
-    sess.graph_irs.append(text)
+    sess.graphs += 1
+    if sess.keep_graphs:
+        sess.graph_irs.append(text)
     sess.from_cache.append(exe.from_cache)
     sess.reports.append(report)
     return exe, report, label
@@ -54,5 +56,6 @@ def replay(sess, graphs: list, calls: list) -> None:
             for text in graphs]
     timing_runs = [{} for _ in graphs]
     for g in calls:
-        sess.calls.append(g)
+        if sess.keep_graphs:
+            sess.calls.append(g)
         run_timing(sess, exes[g], sess.next_trace_path(), timing_runs[g])

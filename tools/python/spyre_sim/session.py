@@ -11,7 +11,7 @@ class Session:
     def __init__(self, arch: Optional[str] = None, sets=None, trace: Optional[str] = None,
                  timing_only: bool = False, trace_filter: Optional[str] = None,
                  save_ir: Optional[str] = None, reuse_timing: bool = False,
-                 trace_detail: str = "summary", cache: bool = True):
+                 trace_detail: str = "summary", cache: bool = True, keep_graphs: bool = False):
         self.arch = arch or "spyre"
         self.sets = [str(s) for s in (sets or [])]
         self.trace = trace
@@ -24,11 +24,15 @@ class Session:
         # a timing-only run reads no values); its summary says "reused"
         self.reuse_timing = reuse_timing
         self.runs: List[dict] = []      # summary per simulated subgraph call
-        self.reports: List[dict] = []   # compile report per compiled subgraph
+        self.reports: list = []  # compile report per compiled subgraph (a replay's: JSON text)
         self.sim_seconds: List[float] = []  # wall time of each run (simulation and copies)
         self.from_cache: List[bool] = []  # per compiled subgraph: its program came from the cache
-        self.graph_irs: List[str] = []  # per compiled subgraph: its IR (JSON text)
-        self.calls: List[int] = []  # per call, in order: the subgraph called (its index)
+        # With keep_graphs (the CLI's model cache), per compiled subgraph its IR (JSON text),
+        # and per call, in order, the subgraph called (its index); else both stay empty.
+        self.keep_graphs = keep_graphs
+        self.graph_irs: List[str] = []
+        self.calls: List[int] = []
+        self.graphs = 0  # compiled subgraphs
 
     def next_trace_path(self) -> str:
         if not self.trace:
