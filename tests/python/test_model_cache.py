@@ -137,7 +137,8 @@ def test_a_damaged_entry_runs_the_model_and_is_replaced(cli, folder):
     damaged = [b"{not json", json.dumps({**entry, "files": [["x", 1]]}).encode(),
                json.dumps({**entry, "calls": [0.5]}).encode(),
                json.dumps({k: v for k, v in entry.items() if k != "torch_version"}).encode(),
-               json.dumps({**entry, "graphs": ['{"graph": "g", "nodes": 3}']}).encode()]
+               json.dumps({**entry, "graphs": ['{"graph": "g", "nodes": 3}']}).encode(),
+               json.dumps({**entry, "graphs": ["not json"]}).encode()]
     for n, bad in enumerate(damaged):
         _entry(folder).write_bytes(bad)
         assert _run(cli, folder)[1]["model_cache"] == "stored", bad[:60]

@@ -36,8 +36,12 @@ def run_model_file(path, arch, sets, trace, out, timing_only, trace_filter="",
 
     if not os.path.exists(path):
         raise ModelFileError(f"{path}: no such file")
-    entry_key = (model_cache.key(path) if timing_only and cache and core.cache_enabled()
-                 else None)
+    entry_key = None
+    if timing_only and cache and core.cache_enabled():
+        try:
+            entry_key = model_cache.key(path)
+        except OSError:  # unreadable: the run below says so
+            entry_key = None
     entry = model_cache.lookup(entry_key) if entry_key else None
     if entry:
         replayed = _replay(entry, arch, sets, trace, out, trace_filter, trace_detail, cache)
@@ -79,7 +83,7 @@ def _replay(entry, arch, sets, trace, out, trace_filter, trace_detail, cache):
                             trace_detail=trace_detail, cache=cache)
     try:
         graph_run.replay(sess, entry["graphs"], entry["calls"])
-    except core.SpyreError:
+    except (core.SpyreError, ValueError):  # a graph that no longer compiles, or damaged text
         return None
     summary = core.merge_summaries([json.dumps(s) for s in sess.runs])
     texts = sess.reports  # JSON texts (graph_run.replay)
