@@ -242,8 +242,8 @@ void PerfettoTraceWriter::counter(std::string_view group, std::string_view name,
       reinterpret_cast<uintptr_t>(group.data()) ^ (reinterpret_cast<uintptr_t>(name.data()) >> 3);
   CounterHint& hint = counter_hints_[(at ^ (at >> 9)) & (counter_hints_.size() - 1)];
   const std::pair<const std::pair<std::string, std::string>, uint64_t>* entry = nullptr;
-  if (hint.group == group.data() && hint.name == name.data() && hint.entry->first.first == group &&
-      hint.entry->first.second == name) {
+  if (hint.entry && hint.group == group.data() && hint.name == name.data() &&
+      hint.entry->first.first == group && hint.entry->first.second == name) {
     entry = hint.entry;
   } else {
     auto it = counter_tracks_.find(std::make_pair(group, name));

@@ -74,8 +74,6 @@ const SfpFnInfo& sfp_fn_info(SfpFn fn);
 const SfpFnInfo* find_sfp_fn(std::string_view name);
 bool sfp_fn_valid(int64_t code);
 
-// One instruction: opcode, the kernel it belongs to (for attribution) and its operands in
-// the order of the table. Unused operand slots are zero.
 // Operands read by a name known at compile time: `SPYRE_OPERAND(in, "lx")` is `in.get("lx")`
 // (the same value, the same spyre::Error when in's opcode has no such operand) at the cost of
 // one table load, where get() looks the name up. The table, one slot per opcode, is computed
@@ -134,6 +132,8 @@ constexpr OperandSlots operand_slots(std::string_view name) {
     return kSlots;                                                           \
   }()))
 
+// One instruction: opcode, the kernel it belongs to (for attribution) and its operands in
+// the order of the table. Unused operand slots are zero.
 struct Instr {
   Opcode op = Opcode::Halt;
   uint16_t kernel = 0;

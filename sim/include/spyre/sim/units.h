@@ -22,8 +22,8 @@
 
 namespace spyre::sim {
 
-// An SFP operand's base, row-stride and column-stride operand names (dst, a, b, c), as literals:
-// Instr::get reads literal names fastest, and no string is built per instruction.
+// An SFP operand's base, row-stride and column-stride operand names (dst, a, b, c), and their
+// compile-time operand slots (isa.h, SPYRE_OPERAND): read with Instr::operand, no name lookup.
 struct SfpOperandNames {
   const char *base, *rs, *cs;
   isa::detail::OperandSlots base_slots, rs_slots, cs_slots;  // Instr::operand of each name
