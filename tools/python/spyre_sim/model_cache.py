@@ -170,14 +170,14 @@ class Recording:
         seen, _seen = _seen or _Seen(), None
         return seen
 
-    def records(self, seen: _Seen) -> dict:
+    def records(self, seen: _Seen, loaded_modules: bool = True) -> dict:
         """{"files": [[path, size, mtime_ns, ctime_ns, sha1 or None]] (size -1: absent),
         "dirs": [[path, listing sha1]]}: the inputs of the run (what it read, less what it wrote,
-        and every loaded module's file). Raises Unrecordable when an input was modified during
-        the run, or just before it."""
+        and every loaded module's file, unless `loaded_modules` is False). Raises Unrecordable
+        when an input was modified during the run, or just before it."""
         paths = set(seen.read) - seen.written
         loaded = set()
-        for m in list(sys.modules.values()):
+        for m in list(sys.modules.values()) if loaded_modules else []:
             f = getattr(m, "__file__", None)
             if isinstance(f, str):
                 loaded.add(os.path.abspath(f))
