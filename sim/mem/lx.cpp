@@ -39,6 +39,31 @@ void Lx::demand(const LxRegion& region, BankCounts& per_bank) const {
     r.rows = 1;
     r.row_stride = 0;
   }
+  const int64_t span = static_cast<int64_t>(banks_) * chunk_;
+  if (r.base < 0 || static_cast<size_t>(banks_) > kMemoBanks) return count(r, per_bank);
+  const MemoKey key{r.base % span, r.row_bytes, r.rows, mod(r.row_stride, span), r.times};
+  const auto h = static_cast<uint64_t>(key.base) * 0x9e3779b97f4a7c15ull ^
+                 static_cast<uint64_t>(key.row_bytes) * 0xc2b2ae3d27d4eb4full ^
+                 static_cast<uint64_t>(key.rows) * 0x165667b19e3779f9ull ^
+                 static_cast<uint64_t>(key.stride) * 0x27d4eb2f165667c5ull ^
+                 static_cast<uint64_t>(key.times);
+  const size_t slot = static_cast<size_t>((h ^ (h >> 29)) % kMemo);
+  const size_t nb = static_cast<size_t>(banks_);
+  if (memo_keys_.empty()) {
+    memo_keys_.resize(kMemo);
+    memo_counts_.assign(kMemo * nb, 0);
+  }
+  uint64_t* counts = &memo_counts_[slot * nb];
+  if (!(memo_keys_[slot] == key)) {
+    BankCounts fresh(nb, 0);
+    count(r, fresh);
+    std::copy(fresh.begin(), fresh.end(), counts);
+    memo_keys_[slot] = key;
+  }
+  for (size_t k = 0; k < nb; ++k) per_bank[k] += counts[k];
+}
+
+void Lx::count(const LxRegion& r, BankCounts& per_bank) const {
   const int64_t nb = banks_, w = chunk_, span = nb * w;
   // Row r's chunk pattern depends on its address modulo banks*W: it repeats every P rows.
   const int64_t s = mod(r.row_stride, span);

@@ -36,6 +36,38 @@ TEST(Lx, DemandCountsChunksPerBank) {
   EXPECT_EQ(d[0], 1u);
 }
 
+// demand() remembers region shapes by base and stride modulo banks x chunk: a warm LX, which
+// has seen thousands of shapes (slots reused, bases a whole number of spans apart), counts
+// every region as a fresh one does, and as a plain walk over its rows' chunks does.
+TEST(Lx, RememberedDemandEqualsAFreshCount) {
+  Lx warm(config());
+  const int64_t span = 16 * 128;
+  uint64_t x = 12345;
+  auto next = [&x](int64_t n) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<int64_t>((x >> 33) % static_cast<uint64_t>(n));
+  };
+  for (int i = 0; i < 5000; ++i) {
+    // Few values per field, so that shapes repeat and differ in one field only.
+    const int64_t offsets[] = {0, 64, 128, 1000, 2047}, bytes[] = {64, 128, 300, 2048};
+    const int64_t rows[] = {1, 4, 16, 33}, strides[] = {0, 96, 128, 256, 1536, 2048, 4160, -256};
+    const LxRegion r{(2 + next(4)) * span + offsets[next(5)], bytes[next(4)], rows[next(4)],
+                     strides[next(8)], 1 + next(2)};
+    BankCounts got(16, 0), want(16, 0), walk(16, 0);
+    warm.demand(r, got);
+    Lx(config()).demand(r, want);
+    ASSERT_EQ(got, want) << "region " << i;
+    if (std::abs(r.row_stride) < 128 && r.rows > 1) continue;  // coalesced: checked above
+    for (int64_t row = 0; row < r.rows; ++row) {
+      const int64_t a = r.base + row * r.row_stride;
+      if (a < 0) break;
+      for (int64_t c = a / 128; c <= (a + r.row_bytes - 1) / 128; ++c)
+        walk[static_cast<size_t>(c % 16)] += static_cast<uint64_t>(r.times);
+    }
+    if (r.base + (r.rows - 1) * r.row_stride >= 0) ASSERT_EQ(got, walk) << "region " << i;
+  }
+}
+
 TEST(Lx, ConflictBetweenTwoUnitsStallsTheLaterBooking) {
   // Unit A books 8 accesses on bank 0 over [0, 16): rate 0.5, ends 16.
   // Unit B books 8 accesses on bank 0 over [4, 12): rate 1, gets 1 - 0.5 = 0.5 while A runs:

@@ -81,6 +81,22 @@ class Lx : public LxPort {
     uint64_t accesses = 0, stall = 0;
   };
   double finish(const Bank& b, double start, double u, double rate) const;
+  // demand() of one region after coalescing, computed without the memo.
+  void count(const LxRegion& r, BankCounts& per_bank) const;
+
+  // A region's chunk counts depend only on its base and row stride modulo banks x chunk, its
+  // row bytes, rows and times: the PT and SFP instructions of a loop repeat them with other
+  // bases. demand() keeps the latest counts of kMemo region shapes (lx.banks <= kMemoBanks).
+  static constexpr size_t kMemo = 256, kMemoBanks = 64;
+  struct MemoKey {
+    int64_t base = -1, row_bytes = 0, rows = 0, stride = 0, times = 0;
+    bool operator==(const MemoKey& o) const {
+      return base == o.base && row_bytes == o.row_bytes && rows == o.rows && stride == o.stride &&
+             times == o.times;
+    }
+  };
+  mutable std::vector<MemoKey> memo_keys_;
+  mutable std::vector<uint64_t> memo_counts_;  // kMemo x banks
 
   int64_t size_;
   int banks_;
