@@ -223,8 +223,8 @@ GroupKernel lower_group(const CompileContext& ctx, const ir::Graph& g, const Fus
     for (const auto& in : sl)
       out.cross_core = out.cross_core || in.op == isa::Opcode::RingSend ||
                        in.op == isa::Opcode::RingReduce ||
-                       (in.op == isa::Opcode::DmaLoad && in.get("mcast") != 0) ||
-                       (in.op == isa::Opcode::Signal && in.get("core") >= 0);
+                       (in.op == isa::Opcode::DmaLoad && SPYRE_OPERAND(in, "mcast") != 0) ||
+                       (in.op == isa::Opcode::Signal && SPYRE_OPERAND(in, "core") >= 0);
   out.report = k.report;
   out.report["lx"] = {{"peak_bytes", k.lx.used_bytes()}, {"plan", k.lx.to_json()}};
   out.lx_bytes = k.lx.used_bytes();

@@ -15,17 +15,18 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // DRAM bytes of one DMA: each row is cut into bursts, each rounded up to whole words.
 int64_t dma_dram_bytes(const isa::Instr& in, const arch::ArchConfig& cfg) {
-  const int64_t bytes = in.get("bytes"), rows = in.get("rows"), reps = in.get("reps");
+  const int64_t bytes = SPYRE_OPERAND(in, "bytes"), rows = SPYRE_OPERAND(in, "rows"),
+                reps = SPYRE_OPERAND(in, "reps");
   const int64_t word = cfg.dram_word_bytes;
   int64_t per_row = 0;
   for (int64_t left = bytes; left > 0; left -= cfg.dma_burst_bytes)
     per_row += ceil_div(std::min<int64_t>(left, cfg.dma_burst_bytes), word) * word;
-  return per_row * rows * reps * in.get("outer");
+  return per_row * rows * reps * SPYRE_OPERAND(in, "outer");
 }
 
 int64_t dma_pieces(const isa::Instr& in, const arch::ArchConfig& cfg) {
-  return ceil_div(std::max<int64_t>(in.get("bytes"), 1), cfg.dma_burst_bytes) * in.get("rows") *
-         in.get("reps") * in.get("outer");
+  return ceil_div(std::max<int64_t>(SPYRE_OPERAND(in, "bytes"), 1), cfg.dma_burst_bytes) *
+         SPYRE_OPERAND(in, "rows") * SPYRE_OPERAND(in, "reps") * SPYRE_OPERAND(in, "outer");
 }
 
 // Setup, then `pieces` requests of up to `piece` bytes issued at the engine's `rate` with at
@@ -50,14 +51,15 @@ InstrCost instr_cost(const isa::Instr& in, const arch::ArchConfig& cfg) {
       c.requests = dma_pieces(in, cfg);
       c.cycles = dma_cycles(
           cfg, c.dram_bytes, c.requests,
-          std::min(std::max<int64_t>(in.get("bytes"), 1), cfg.dma_burst_bytes),
+          std::min(std::max<int64_t>(SPYRE_OPERAND(in, "bytes"), 1), cfg.dma_burst_bytes),
           in.op == Opcode::DmaLoad ? cfg.dma_read_bytes_per_cycle : cfg.dma_write_bytes_per_cycle);
       break;
     }
     case Opcode::DmaGather:  // n rows of `bytes`, as a dma.load (a scatter: a dma.store)
     case Opcode::DmaScatter: {
       const int64_t word = cfg.dram_word_bytes, burst = cfg.dma_burst_bytes;
-      const int64_t b = std::max<int64_t>(in.get("bytes"), 1), n = in.get("n");
+      const int64_t b = std::max<int64_t>(SPYRE_OPERAND(in, "bytes"), 1),
+                    n = SPYRE_OPERAND(in, "n");
       int64_t per_row = 0;
       for (int64_t left = b; left > 0; left -= burst)
         per_row += ceil_div(std::min<int64_t>(left, burst), word) * word;
@@ -92,7 +94,8 @@ InstrCost instr_cost(const isa::Instr& in, const arch::ArchConfig& cfg) {
     case Opcode::RingReduce: break;
     // The host's time (arch/unit_timing.h): the link both ways and the host's own work.
     case Opcode::HostCall:
-      c.cycles = arch::host_call_cycles(cfg, in.get("in_bytes"), in.get("out_bytes"));
+      c.cycles = arch::host_call_cycles(cfg, SPYRE_OPERAND(in, "in_bytes"),
+                                        SPYRE_OPERAND(in, "out_bytes"));
       break;
     // Time outside the program: no unit's, so no busy time; timeline.cpp holds the sequencer
     // for it.

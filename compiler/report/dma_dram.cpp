@@ -50,12 +50,13 @@ class Builder {
       for (size_t i = 0; i < cores_[c].size(); ++i) {
         const isa::Instr& in = cores_[c][i];
         if (!is_dma(in.op) || in.op == Opcode::DmaGather || in.op == Opcode::DmaScatter ||
-            in.get("rows") <= 1 || in.get("dram_stride") == in.get("bytes"))
+            SPYRE_OPERAND(in, "rows") <= 1 ||
+            SPYRE_OPERAND(in, "dram_stride") == SPYRE_OPERAND(in, "bytes"))
           continue;
         const int64_t q = static_cast<int64_t>(isa::queue_of(in));
-        const int64_t stride = in.get("dram_stride");
-        const std::array<int64_t, 3> shape = {q, stride, in.get("bytes")};
-        groups[{q, stride, in.get("bytes"), rank[shape]++}].emplace_back(c, i);
+        const int64_t stride = SPYRE_OPERAND(in, "dram_stride");
+        const std::array<int64_t, 3> shape = {q, stride, SPYRE_OPERAND(in, "bytes")};
+        groups[{q, stride, SPYRE_OPERAND(in, "bytes"), rank[shape]++}].emplace_back(c, i);
       }
     }
     const int64_t window = cfg_.dram_word_bytes * cfg_.dram_channels *
@@ -69,10 +70,11 @@ class Builder {
       int64_t rows = 0;
       for (const auto& [c, i] : members) {
         const isa::Instr& in = cores_[c][i];
-        const int64_t col = in.get("dram") % stride, end = col + in.get("bytes");
+        const int64_t col = SPYRE_OPERAND(in, "dram") % stride,
+                      end = col + SPYRE_OPERAND(in, "bytes");
         spans.emplace_back(col, std::min(end, stride));
         if (end > stride) spans.emplace_back(0, end - stride);
-        rows = std::max(rows, in.get("rows"));
+        rows = std::max(rows, SPYRE_OPERAND(in, "rows"));
       }
       std::sort(spans.begin(), spans.end());
       int64_t runs = 0, bytes = 0, lo = spans.front().first, hi = spans.front().first;
@@ -91,8 +93,8 @@ class Builder {
       const bool meet = members_meet(members, stride);
       for (const auto& [c, i] : members) {
         const isa::Instr& in = cores_[c][i];
-        const double own =
-            efficiency(in.get("bytes"), stride, in.get("rows"), in.get("dram"), window);
+        const double own = efficiency(SPYRE_OPERAND(in, "bytes"), stride, SPYRE_OPERAND(in, "rows"),
+                                      SPYRE_OPERAND(in, "dram"), window);
         out_.eff[c][i] = meet ? std::max(group, own) : own;
       }
     }
@@ -119,11 +121,12 @@ class Builder {
         const isa::Instr& in = cores_[c][i];
         // Repetitions (reps, outer) move the rows elsewhere: counted as spread evenly, as are
         // rows a negative stride apart.
-        if ((in.op != Opcode::DmaLoad && in.op != Opcode::DmaStore) || in.get("reps") > 1 ||
-            in.get("outer") > 1 || in.get("dram_stride") < 0)
+        if ((in.op != Opcode::DmaLoad && in.op != Opcode::DmaStore) ||
+            SPYRE_OPERAND(in, "reps") > 1 || SPYRE_OPERAND(in, "outer") > 1 ||
+            SPYRE_OPERAND(in, "dram_stride") < 0)
           continue;
-        out_.spread[c][i] =
-            spread_of(in.get("bytes"), in.get("dram_stride"), in.get("rows"), in.get("dram"));
+        out_.spread[c][i] = spread_of(SPYRE_OPERAND(in, "bytes"), SPYRE_OPERAND(in, "dram_stride"),
+                                      SPYRE_OPERAND(in, "rows"), SPYRE_OPERAND(in, "dram"));
       }
     }
   }
@@ -179,11 +182,14 @@ class Builder {
     std::vector<std::pair<int64_t, int64_t>> phases;  // per member: first channel, channels
     for (const auto& [c, i] : members) {
       const isa::Instr& in = cores_[c][i];
-      const int64_t piece = std::min(std::max<int64_t>(in.get("bytes"), 1), cfg_.dma_burst_bytes);
-      const int64_t part = in.get("bytes") * std::max<int64_t>(1, window / stride);
+      const int64_t piece =
+          std::min(std::max<int64_t>(SPYRE_OPERAND(in, "bytes"), 1), cfg_.dma_burst_bytes);
+      const int64_t part = SPYRE_OPERAND(in, "bytes") * std::max<int64_t>(1, window / stride);
       if (part <= arch::dma_in_flight(cfg_, piece) * piece) continue;  // in step anyway
-      phases.emplace_back(in.get("dram") / word % nch,
-                          std::min(nch, ceil_div(in.get("dram") % word + in.get("bytes"), word)));
+      phases.emplace_back(
+          SPYRE_OPERAND(in, "dram") / word % nch,
+          std::min(nch,
+                   ceil_div(SPYRE_OPERAND(in, "dram") % word + SPYRE_OPERAND(in, "bytes"), word)));
     }
     for (size_t a = 0; a < phases.size(); ++a)
       for (size_t b = a + 1; b < phases.size(); ++b) {

@@ -65,15 +65,18 @@ class Timeline {
     // when it starts. Credit every wait that no signal of this kernel answers.
     for (size_t c = 0; c < n; ++c)
       for (const auto& in : per_core[c]) {
-        if (in.op == Opcode::Wait) --token(static_cast<int>(c), in.get("tok"));
+        if (in.op == Opcode::Wait) --token(static_cast<int>(c), SPYRE_OPERAND(in, "tok"));
         if (in.op == Opcode::Signal)
-          ++token(in.get("core") < 0 ? static_cast<int>(c) : static_cast<int>(in.get("core")),
-                  in.get("tok"));
-        if (in.op == Opcode::DmaLoad && in.get("mcast") != 0 && in.get("mtok") >= 0)
+          ++token(SPYRE_OPERAND(in, "core") < 0 ? static_cast<int>(c)
+                                                : static_cast<int>(SPYRE_OPERAND(in, "core")),
+                  SPYRE_OPERAND(in, "tok"));
+        if (in.op == Opcode::DmaLoad && SPYRE_OPERAND(in, "mcast") != 0 &&
+            SPYRE_OPERAND(in, "mtok") >= 0)
           for (int t = 0; t < 64 && t < static_cast<int>(n); ++t)
-            if (t != static_cast<int>(c) && (in.get("mcast") >> t & 1)) ++token(t, in.get("mtok"));
-        if (is_ring(in.op) && in.get("tok") >= 0)
-          ++token(static_cast<int>(in.get("dst_core")), in.get("tok"));
+            if (t != static_cast<int>(c) && (SPYRE_OPERAND(in, "mcast") >> t & 1))
+              ++token(t, SPYRE_OPERAND(in, "mtok"));
+        if (is_ring(in.op) && SPYRE_OPERAND(in, "tok") >= 0)
+          ++token(static_cast<int>(SPYRE_OPERAND(in, "dst_core")), SPYRE_OPERAND(in, "tok"));
       }
     for (auto& per : tokens_)
       for (auto& t : per) t = t < 0 ? -t : 0;
@@ -162,7 +165,8 @@ class Timeline {
       return finish_core(core);
     }
     if (in.op == Opcode::Delay) {  // the sequencer waits, then issues; the queues go on
-      push(now_ + static_cast<double>(in.get("cycles") + cfg_.issue_cycles), Ev::Seq, core, 0);
+      push(now_ + static_cast<double>(SPYRE_OPERAND(in, "cycles") + cfg_.issue_cycles), Ev::Seq,
+           core, 0);
       ++i;
       return;
     }
@@ -194,7 +198,7 @@ class Timeline {
     const size_t idx = qu.waiting.front();
     const isa::Instr& in = cores_[static_cast<size_t>(core)][idx];
     if (in.op == Opcode::Wait) {
-      int64_t& tok = token(core, in.get("tok"));
+      int64_t& tok = token(core, SPYRE_OPERAND(in, "tok"));
       if (tok <= 0) {
         qu.blocked = true;
         return;
@@ -215,7 +219,8 @@ class Timeline {
           is_dma_write(in.op) ? cfg_.dma_write_bytes_per_cycle : cfg_.dma_read_bytes_per_cycle;
       // Little's law: the requests one engine may have in flight over the DRAM latency, each
       // moving whole DRAM words (a request of a few bytes still moves one).
-      const int64_t piece = std::min(std::max<int64_t>(in.get("bytes"), 1), cfg_.dma_burst_bytes);
+      const int64_t piece =
+          std::min(std::max<int64_t>(SPYRE_OPERAND(in, "bytes"), 1), cfg_.dma_burst_bytes);
       const double per_request =
           c.requests > 0 ? static_cast<double>(c.dram_bytes) / static_cast<double>(c.requests)
                          : static_cast<double>(piece);
@@ -241,8 +246,8 @@ class Timeline {
     }
     double dur = static_cast<double>(cost_[static_cast<size_t>(core)][idx].cycles);  // 0: sync
     if (is_ring(in.op)) {
-      const int64_t bytes = in.get("bytes");
-      const int64_t hops = ring_hops(core, static_cast<int>(in.get("dst_core")));
+      const int64_t bytes = SPYRE_OPERAND(in, "bytes");
+      const int64_t hops = ring_hops(core, static_cast<int>(SPYRE_OPERAND(in, "dst_core")));
       dur = static_cast<double>(
           ceil_div(bytes, std::max<int64_t>(1, cfg_.ring_link_bytes_per_cycle)) +
           hops * cfg_.ring_hop_latency_cycles +
@@ -286,17 +291,21 @@ class Timeline {
     qu.busy = false;
     qu.free_at = now_;
     if (in.op == Opcode::Signal)
-      signal(core, in.get("core") < 0 ? core : static_cast<int>(in.get("core")), in.get("tok"));
-    if (in.op == Opcode::DmaLoad && in.get("mcast") != 0 && in.get("mtok") >= 0) {
+      signal(core,
+             SPYRE_OPERAND(in, "core") < 0 ? core : static_cast<int>(SPYRE_OPERAND(in, "core")),
+             SPYRE_OPERAND(in, "tok"));
+    if (in.op == Opcode::DmaLoad && SPYRE_OPERAND(in, "mcast") != 0 &&
+        SPYRE_OPERAND(in, "mtok") >= 0) {
       // The last piece crosses the ring to each target after it lands here.
-      const double piece =
-          static_cast<double>(ceil_div(std::min<int64_t>(in.get("bytes"), cfg_.dma_burst_bytes),
-                                       std::max<int64_t>(1, cfg_.ring_link_bytes_per_cycle)));
+      const double piece = static_cast<double>(
+          ceil_div(std::min<int64_t>(SPYRE_OPERAND(in, "bytes"), cfg_.dma_burst_bytes),
+                   std::max<int64_t>(1, cfg_.ring_link_bytes_per_cycle)));
       for (int t = 0; t < 64 && t < static_cast<int>(cores_.size()); ++t)
-        if (t != core && (in.get("mcast") >> t & 1)) signal(core, t, in.get("mtok"), piece);
+        if (t != core && (SPYRE_OPERAND(in, "mcast") >> t & 1))
+          signal(core, t, SPYRE_OPERAND(in, "mtok"), piece);
     }
-    if (is_ring(in.op) && in.get("tok") >= 0)  // its time already covers the hops
-      arrive(static_cast<int>(in.get("dst_core")), in.get("tok"));
+    if (is_ring(in.op) && SPYRE_OPERAND(in, "tok") >= 0)  // its time already covers the hops
+      arrive(static_cast<int>(SPYRE_OPERAND(in, "dst_core")), SPYRE_OPERAND(in, "tok"));
     update_end(core);
     push(now_, Ev::Queue, core, q);
   }
