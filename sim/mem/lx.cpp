@@ -40,7 +40,10 @@ void Lx::demand(const LxRegion& region, BankCounts& per_bank) const {
     r.row_stride = 0;
   }
   const int64_t span = static_cast<int64_t>(banks_) * chunk_;
-  if (r.base < 0 || static_cast<size_t>(banks_) > kMemoBanks) return count(r, per_bank);
+  // The counts depend on the residues alone while every row's address is non-negative (the
+  // callers check bounds first; a negative one would round its chunk toward zero).
+  const int64_t lowest = r.base + std::min<int64_t>(0, (r.rows - 1) * r.row_stride);
+  if (lowest < 0 || static_cast<size_t>(banks_) > kMemoBanks) return count(r, per_bank);
   const MemoKey key{r.base % span, r.row_bytes, r.rows, mod(r.row_stride, span), r.times};
   const auto h = static_cast<uint64_t>(key.base) * 0x9e3779b97f4a7c15ull ^
                  static_cast<uint64_t>(key.row_bytes) * 0xc2b2ae3d27d4eb4full ^
