@@ -20,7 +20,6 @@ def compile_graph(sess, ir: dict, text: str, parse_report: bool = True):
         files.write_atomic(label, text)
     exe = core.Executable.from_ir(text, sess.arch, sess.sets, label, sess.cache)
     report = json.loads(exe.report) if parse_report else exe.report
-    sess.graphs += 1
     if sess.keep_graphs:
         sess.graph_irs.append(text)
     sess.from_cache.append(exe.from_cache)

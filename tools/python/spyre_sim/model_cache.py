@@ -68,6 +68,12 @@ def _abs(path) -> Optional[str]:
         return None
 
 
+# Audit events that make or change a file: which of their arguments is that file.
+_WRITTEN_ARG = {"os.rename": 1, "os.replace": 1, "os.link": 1, "os.symlink": 1,
+                "shutil.copyfile": 1, "shutil.copymode": 1, "shutil.copystat": 1, "os.utime": 0,
+                "os.truncate": 0}
+
+
 def _audit(event, args):
     seen = _seen
     if seen is None:
@@ -79,7 +85,7 @@ def _audit(event, args):
             return
         if mode is None:  # os.open: the flags say what it does
             writes = flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC)
-            reads = flags & os.O_WRONLY == 0
+            reads = (flags & os.O_WRONLY) == 0
         else:
             writes = any(c in mode for c in "wax+")
             reads = "r" in mode or "+" in mode
@@ -87,14 +93,10 @@ def _audit(event, args):
             seen.written.add(p)
         if reads:
             seen.read.add(p)
-    elif event in ("os.rename", "os.replace", "os.link", "os.symlink", "shutil.copyfile",
-                   "shutil.copymode", "shutil.copystat", "os.utime", "os.truncate"):
+    elif event in _WRITTEN_ARG:
         # a file made or changed by the run (Inductor writes its modules to a temporary name
         # and renames them): a product, whatever reads it later
-        target = args[1] if event in ("os.rename", "os.replace", "os.link", "os.symlink",
-                                      "shutil.copyfile", "shutil.copymode",
-                                      "shutil.copystat") else args[0]
-        p = _abs(target)
+        p = _abs(args[_WRITTEN_ARG[event]])
         if p is not None:
             seen.written.add(p)
     elif event in ("os.listdir", "os.scandir"):

@@ -32,7 +32,6 @@ class Session:
         self.keep_graphs = keep_graphs
         self.graph_irs: List[str] = []
         self.calls: List[int] = []
-        self.graphs = 0  # compiled subgraphs
 
     def next_trace_path(self) -> str:
         if not self.trace:
