@@ -117,7 +117,9 @@ class HugeRows : public ::testing::TestWithParam<Case> {};
 
 TEST_P(HugeRows, WalkedInColumnChunksMatchesReference) {
   const Case c = GetParam();
-  const auto cfg = arch::load_arch("tiny");
+  // At "tiny"'s 1.15 GHz the cost model runs the fp32 softmax of 3 x 100000 as cut rows, not
+  // as the column walk under test; the suite keeps the 1.5 GHz its sizes were chosen at.
+  const auto cfg = arch::load_arch("tiny", {"chip.clock_ghz=1.5"});
   const json ir = huge_ir(c);
   const CompileResult r = run_and_check(c, ir, cfg);
   // The column path ran (with one chunk per pass when a pass's values fit a whole row).

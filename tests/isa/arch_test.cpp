@@ -17,8 +17,12 @@ TEST(Arch, DefaultIsTheSpyreChipOfTheDesign) {
   EXPECT_EQ(c.pt_macs_per_cycle(), 512);
   // (2 MiB - 64 KiB) * 0.8 = 1625292.8 B, rounded down to a 128 B stick: 1625216 B (~1.55 MiB).
   EXPECT_EQ(c.lx_usable_bytes(), 1625216);
-  EXPECT_DOUBLE_EQ(c.dram_bytes_per_cycle(), 100.0);  // 150 GB/s at 1.5 GHz
-  EXPECT_EQ(c.ns_to_cycles(100.0), 150);
+  // 1.15 GHz: the lowest clock at which the int4 peak exceeds the published 300 TOPS.
+  EXPECT_DOUBLE_EQ(c.clock_ghz, 1.15);
+  EXPECT_GT(32.0 * 1024 * c.pt_int4_rate * 2 * c.clock_ghz * 1e9, 300e12);
+  EXPECT_LT(32.0 * 1024 * c.pt_int4_rate * 2 * (c.clock_ghz - 0.01) * 1e9, 300e12);
+  EXPECT_NEAR(c.dram_bytes_per_cycle(), 150.0 / 1.15, 1e-9);  // 150 GB/s
+  EXPECT_EQ(c.ns_to_cycles(100.0), 115);
 }
 
 TEST(Arch, SetOverridesAndPresetsLoad) {
