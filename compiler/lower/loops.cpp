@@ -179,12 +179,15 @@ void lower_loops(Kernel& k) {
   // before its first tile, into a region of their own. Loaded per tile they were one DRAM word
   // each, a request that opens a row of the few banks holding the vector between the stream's
   // rows (bcastcol 8192 x 16384: 5x the row conflicts of the same-shaped bcast, 16 % slower).
+  // Only while the region is small beside the LX (an eighth of it): the tiles keep the rest.
   std::set<int> batched_loads;
   if (!s.blocked && s.outer.empty())
     for (const auto& op : p.ops) {
       if (op.kind != TOp::Load || placed.count(op.dst)) continue;
       const TVal& t = val(op.dst);
-      if (t.tiled && t.r && !t.c && !t.transposed && s.row.coeff[static_cast<size_t>(op.access)])
+      if (t.tiled && t.r && !t.c && !t.transposed &&
+          s.row.coeff[static_cast<size_t>(op.access)] != 0 &&
+          round_up(core_rows_max * es(op.dst), cfg.stick_bytes) <= k.lx_budget() / 8)
         batched_loads.insert(op.dst);
     }
   batched.insert(batched_loads.begin(), batched_loads.end());
