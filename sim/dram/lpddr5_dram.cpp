@@ -27,6 +27,8 @@ struct Bank {
   Ps act_ok = 0;          // earliest ACT (precharge or refresh complete)
   Ps cas_ok = 0;          // earliest CAS (ACT + tRCD)
   Ps pre_ok = 0;          // earliest PRE (tRAS, tRTP, tWR)
+  int prepared = 0;       // 1: an ACT issued ahead (dram.row_prepare); the row's first CAS
+                          // counts as the miss
   BankStats st;
 };
 
@@ -102,9 +104,10 @@ struct Channel {
   Queue rq, wq;                   // controller queues
   std::vector<Txn> rback, wback;  // waiting for a queue slot (upstream back-pressure)
   size_t rback_head = 0, wback_head = 0;
-  std::vector<Ps> bg_last_cas;  // per bank group, for tCCD_L
-  Ps next_decision = 0;         // the previous CAS: the command slot frees then
-  Ps bus_free = 0;              // data bus busy until
+  std::vector<Ps> bg_last_cas;   // per bank group, for tCCD_L
+  std::vector<uint64_t> closed;  // bit b: bank b is precharged (no open row)
+  Ps next_decision = 0;          // the previous CAS: the command slot frees then
+  Ps bus_free = 0;               // data bus busy until
   Ps last_read_end = kNever, last_write_end = kNever;
   int last_dir = -1;                                       // 0 read, 1 write, -1 none yet
   std::array<Ps, 4> acts{kNever, kNever, kNever, kNever};  // last four ACTs (tFAW)
@@ -133,6 +136,9 @@ class Lpddr5Dram : public DramModel {
       c.rq.resize(static_cast<size_t>(s_.banks()));
       c.wq.resize(static_cast<size_t>(s_.banks()));
       c.bg_last_cas.assign(static_cast<size_t>(s_.bank_groups), kNever);
+      c.closed.assign(static_cast<size_t>((s_.banks() + 63) / 64), 0);
+      for (int b = 0; b < s_.banks(); ++b)
+        c.closed[static_cast<size_t>(b / 64)] |= 1ull << (b % 64);
       c.next_ref = s_.refresh == Refresh::PerBank ? s_.refi / s_.banks() : s_.refi;
     }
     if (env.activity)
@@ -224,6 +230,9 @@ class Lpddr5Dram : public DramModel {
   static void set_open_row(Channel& c, int bank, int64_t row) {
     const size_t bi = static_cast<size_t>(bank);
     c.banks[bi].open_row = row;
+    c.banks[bi].prepared = 0;
+    const uint64_t bit = uint64_t{1} << (bi % 64);
+    c.closed[bi / 64] = row < 0 ? c.closed[bi / 64] | bit : c.closed[bi / 64] & ~bit;
     for (Queue* q : {&c.rq, &c.wq}) {
       BankQueue& bq = q->banks[bi];
       bq.open = 0;
@@ -364,9 +373,11 @@ class Lpddr5Dram : public DramModel {
     refill(c, write);
 
     Bank& b = c.banks[static_cast<size_t>(t.bank)];
-    if (bp.kind == 0)
+    const int kind = bp.kind == 0 && b.prepared != 0 ? b.prepared : bp.kind;
+    b.prepared = 0;
+    if (kind == 0)
       ++b.st.hits;
-    else if (bp.kind == 1)
+    else if (kind == 1)
       ++b.st.misses;
     else
       ++b.st.conflicts;
@@ -390,8 +401,42 @@ class Lpddr5Dram : public DramModel {
     ++(write ? b.st.writes : b.st.reads);
     ++c.phase_n;
     c.next_decision = bp.cas;
-    if (env_.activity) trace_txn(ci, write, t, bp.kind, start, end);
+    if (env_.activity) trace_txn(ci, write, t, kind, start, end);
     finish_txn(t.req, end);
+    if (s_.row_prepare) prepare_rows(c, q, T, bp.cas);
+  }
+
+  // dram.row_prepare: before the CAS just chosen (at `until`), the command bus activates
+  // precharged banks: among closed banks, the oldest waiting transaction of the current mode
+  // whose ACT (tRRD, tFAW, refresh) can issue no earlier than T and no later than `until` gets
+  // it; repeated while one fits. Each is then a row hit for the decisions that follow. Open
+  // rows stay open (open-page policy): a conflict still precharges only when it is chosen.
+  void prepare_rows(Channel& c, Queue& q, Ps T, Ps until) {
+    for (;;) {
+      // No bank's ACT issues before the channel's next ACT slot (tRRD, tFAW).
+      if (std::max(c.last_act + s_.rrd, c.acts[c.act_i] + s_.faw) > until) return;
+      int best_bank = -1;
+      uint64_t best_seq = 0;
+      size_t best_i = 0;
+      Ps best_act = 0;
+      for (size_t w = 0; w < q.others.size(); ++w)
+        for (uint64_t bits = q.others[w] & c.closed[w]; bits != 0; bits &= bits - 1) {
+          const int bank = static_cast<int>(w * 64) + __builtin_ctzll(bits);
+          const auto& cd = q.banks[static_cast<size_t>(bank)].candidate(false, -1);
+          if (best_bank >= 0 && cd.seq > best_seq) continue;
+          const Plan p = plan(c, bank, false, T, T);
+          if (p.act <= until) best_bank = bank, best_seq = cd.seq, best_i = cd.i, best_act = p.act;
+        }
+      if (best_bank < 0) return;
+      Bank& b = c.banks[static_cast<size_t>(best_bank)];
+      set_open_row(c, best_bank, q.banks[static_cast<size_t>(best_bank)].q[best_i].row);
+      b.prepared = 1;
+      c.last_act = best_act;
+      c.acts[c.act_i] = best_act;
+      c.act_i = (c.act_i + 1) % c.acts.size();
+      b.pre_ok = best_act + s_.ras;
+      b.cas_ok = best_act + s_.rcd;
+    }
   }
 
   void refill(Channel& c, bool write) {

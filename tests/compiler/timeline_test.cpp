@@ -60,7 +60,7 @@ TEST(TimelinePorts, SixteenCoresOnOnePortStreamAtThePortRate) {
   EXPECT_GE(static_cast<double>(c),
             (bytes - static_cast<double>(cfg.mem_port_buffer_bytes)) / port_rate);
   EXPECT_LE(static_cast<double>(c), 1.05 * bytes / port_rate);
-  // Without the port limit the same loads run at the DRAM's rate (about 146 vs 78 GB/s).
+  // Without the port limit the same loads run at the DRAM's rate (about 146 vs 75 GB/s).
   const int64_t open = cycles(one_port, {"mem.port_gbps=1000000"});
   EXPECT_LT(static_cast<double>(open), 0.6 * static_cast<double>(c));
   // The same 16 loaders split over both ports: each port carries half, the DRAM binds.

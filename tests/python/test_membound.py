@@ -25,7 +25,7 @@ def test_the_bound_is_the_dram_models_v_curve_at_the_mix():
 
     read = core.dram_bound("spyre", [], 1 << 26, 0)
     balanced = core.dram_bound("spyre", [], 1 << 26, 1 << 26)
-    # tools/bench/dram/README.md: streaming reads 151.5 GB/s, balanced 105.8 GB/s.
+    # tools/bench/dram/README.md: streaming reads 150.2 GB/s, balanced 108.2 GB/s.
     assert read["read_fraction"] == 1.0 and 145 < read["gbps"] < 155
     assert balanced["read_fraction"] == 0.5 and 100 < balanced["gbps"] < 112
     clock_ghz = yaml.safe_load(core.arch_yaml("spyre", []))["chip.clock_ghz"]
@@ -36,7 +36,7 @@ def test_the_bound_is_the_dram_models_v_curve_at_the_mix():
 
 
 @pytest.mark.parametrize("kernel", ["sum", "row_sum"])
-@pytest.mark.parametrize("mib", [4, 16, 64, 256])
+@pytest.mark.parametrize("mib", [1, 4, 16, 64, 256])
 def test_reductions_reach_90_percent_of_the_dram_bound(kernel, mib):
     r = _case(kernel, mib)
     assert r["of_bound"] >= 0.90, r

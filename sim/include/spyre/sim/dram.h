@@ -35,6 +35,11 @@
 //     data start = CAS + RL (read) or + WL (write) >= end of the previous data on the bus,
 //     write data start >= last read data end + tRTW; read CAS >= last write data end + tWTR.
 //     Data ends burst = word * 8 / channel_width_bits / data_rate after it starts.
+//   - Row preparation (dram.row_prepare = 1): after each decision, while a precharged bank
+//     holds a waiting transaction of the current mode whose ACT (>= T, tRRD, tFAW, refresh)
+//     can issue no later than the chosen CAS, the oldest such gets its ACT then; its row is
+//     open for the decisions that follow, and its first CAS counts as the row miss. Open rows
+//     are never closed ahead (a conflict precharges when it is chosen).
 //   - Refresh "ab": every tREFI a channel waits for every bank to be precharged (PRE at the
 //     bank's earliest, + tRP), then all banks are busy tRFCab and closed. "pb": every
 //     tREFI / banks, the next bank in turn is refreshed for tRFCpb. Refresh is applied when
