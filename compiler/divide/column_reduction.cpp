@@ -46,10 +46,13 @@ struct Rows {
 };
 
 // A pointwise node over [rows / k, X] (the rows dimension dropped when one is left) whose
-// element combines k consecutive rows of `in` with `combine`, in `acc`, stored by `store`.
+// element combines k rows of `in` with `combine`, in `acc`, stored by `store`. With `blocks`,
+// row p combines rows p, p + rows / k, p + 2 rows / k, ...: each of its k loads then reads a
+// tile's consecutive rows as one contiguous run (a worker with several rows of partials);
+// else rows k p .. k p + k - 1, one contiguous run over the k loads (a worker with one).
 ir::Node level(const ir::Node& like, const std::string& name, const Rows& in, int64_t k,
                int64_t out_rows, int64_t X, const std::string& combine, isa::DType acc,
-               const std::string& x, ir::Op store) {
+               const std::string& x, ir::Op store, bool blocks) {
   ir::Node n;
   n.name = name;
   n.kind = "pointwise";
@@ -70,9 +73,9 @@ ir::Node level(const ir::Node& like, const std::string& name, const Rows& in, in
     ld.buffer = in.buffer;
     ld.dtype = in.dtype;
     ir::Affine a;
-    a.offset = in.offset + i * in.step;
+    a.offset = in.offset + i * (blocks ? out_rows : 1) * in.step;
     a.coeffs[x] = in.along;
-    if (out_rows > 1) a.coeffs[p] = k * in.step;
+    if (out_rows > 1) a.coeffs[p] = (blocks ? 1 : k) * in.step;
     ld.index = graph_edit::index_of(a);
     n.body.push_back(ld);
     std::string v = ld.id;
@@ -160,11 +163,11 @@ bool row_adds(ir::Graph& g, graph_edit::Names& names, const ir::Node& n, const i
       name = names.node(n.name + "_rows" + std::to_string(l));
       rec.levels.push_back(name);
       rec.partials.push_back(buf);
-      out.push_back(level(n, name, rows, ks[l], left, X, it->second, acc, x, st));
+      out.push_back(level(n, name, rows, ks[l], left, X, it->second, acc, x, st, left > workers));
       rows = Rows{buf, acc, 0, X, 1};
     } else {
       st = store;
-      out.push_back(level(n, name, rows, ks[l], left, X, it->second, acc, x, st));
+      out.push_back(level(n, name, rows, ks[l], left, X, it->second, acc, x, st, left > workers));
     }
   }
   return true;

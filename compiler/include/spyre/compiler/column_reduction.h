@@ -9,7 +9,10 @@
 //   body loads k rows (each a contiguous run of C elements), converts them to the accumulation
 //   type (fp32 for a sum, the input's type for max and min) and combines them in a chain of
 //   k - 1 adds (maximum, minimum) into a row of partials; levels repeat until one row is left,
-//   which the last level stores where the reduction stored (it keeps the node's name). k is at
+//   which the last level stores where the reduction stored (it keeps the node's name). A
+//   level with more rows of partials than workers combines rows p, p + R/k, p + 2R/k, ... into
+//   row p, so each of its k loads reads a tile's rows as one contiguous run (2048 x 512: the
+//   first level 29.8k -> 24.9k cycles); a smaller one combines k consecutive rows. k is at
 //   most kRowsPerStep and, in the first level, small enough to leave every worker (cores x
 //   corelets) rows of partials enough to fill its DMA engine (at least 2 rows combined): the
 //   input streams once at whole-row runs over all workers, as IBM's column sum does (2048 x
