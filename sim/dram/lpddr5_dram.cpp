@@ -27,8 +27,8 @@ struct Bank {
   Ps act_ok = 0;          // earliest ACT (precharge or refresh complete)
   Ps cas_ok = 0;          // earliest CAS (ACT + tRCD)
   Ps pre_ok = 0;          // earliest PRE (tRAS, tRTP, tWR)
-  int prepared = 0;       // 1: an ACT issued ahead (dram.row_prepare); the row's first CAS
-                          // counts as the miss
+  int prepared = 0;       // an ACT issued ahead (dram.row_prepare): 1 miss, 2 conflict; the
+                          // row's first CAS counts as that kind
   BankStats st;
 };
 
@@ -403,15 +403,18 @@ class Lpddr5Dram : public DramModel {
     c.next_decision = bp.cas;
     if (env_.activity) trace_txn(ci, write, t, kind, start, end);
     finish_txn(t.req, end);
-    if (s_.row_prepare) prepare_rows(c, q, T, bp.cas);
+    if (s_.row_prepare > 0) prepare_rows(c, q, write, T, bp.cas);
   }
 
   // dram.row_prepare: before the CAS just chosen (at `until`), the command bus activates
   // precharged banks: among closed banks, the oldest waiting transaction of the current mode
   // whose ACT (tRRD, tFAW, refresh) can issue no earlier than T and no later than `until` gets
   // it; repeated while one fits. Each is then a row hit for the decisions that follow. Open
-  // rows stay open (open-page policy): a conflict still precharges only when it is chosen.
-  void prepare_rows(Channel& c, Queue& q, Ps T, Ps until) {
+  // rows stay open (open-page policy): a conflict still precharges only when it is chosen;
+  // with dram.row_prepare = 2 an open bank that no waiting transaction of either queue hits
+  // is a candidate too (PRE, then ACT).
+  void prepare_rows(Channel& c, Queue& q, bool write, Ps T, Ps until) {
+    const Queue& other = write ? c.rq : c.wq;
     for (;;) {
       // No bank's ACT issues before the channel's next ACT slot (tRRD, tFAW).
       if (std::max(c.last_act + s_.rrd, c.acts[c.act_i] + s_.faw) > until) return;
@@ -419,18 +422,25 @@ class Lpddr5Dram : public DramModel {
       uint64_t best_seq = 0;
       size_t best_i = 0;
       Ps best_act = 0;
-      for (size_t w = 0; w < q.others.size(); ++w)
-        for (uint64_t bits = q.others[w] & c.closed[w]; bits != 0; bits &= bits - 1) {
+      int best_kind = 1;
+      for (size_t w = 0; w < q.others.size(); ++w) {
+        uint64_t mask = c.closed[w];
+        if (s_.row_prepare == 2) mask |= ~q.hits[w] & ~other.hits[w];
+        for (uint64_t bits = q.others[w] & mask; bits != 0; bits &= bits - 1) {
           const int bank = static_cast<int>(w * 64) + __builtin_ctzll(bits);
-          const auto& cd = q.banks[static_cast<size_t>(bank)].candidate(false, -1);
+          const auto& cd = q.banks[static_cast<size_t>(bank)].candidate(
+              false, c.banks[static_cast<size_t>(bank)].open_row);
           if (best_bank >= 0 && cd.seq > best_seq) continue;
           const Plan p = plan(c, bank, false, T, T);
-          if (p.act <= until) best_bank = bank, best_seq = cd.seq, best_i = cd.i, best_act = p.act;
+          if (p.act <= until)
+            best_bank = bank, best_seq = cd.seq, best_i = cd.i, best_act = p.act,
+            best_kind = p.kind;
         }
+      }
       if (best_bank < 0) return;
       Bank& b = c.banks[static_cast<size_t>(best_bank)];
       set_open_row(c, best_bank, q.banks[static_cast<size_t>(best_bank)].q[best_i].row);
-      b.prepared = 1;
+      b.prepared = best_kind;
       c.last_act = best_act;
       c.acts[c.act_i] = best_act;
       c.act_i = (c.act_i + 1) % c.acts.size();

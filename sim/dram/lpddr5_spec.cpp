@@ -173,9 +173,9 @@ Spec make_spec(const arch::ArchConfig& cfg) {
   s.write_low = static_cast<size_t>(cfg.dram_write_low);
   if (cfg.dram_bank_xor != 0 && cfg.dram_bank_xor != 1)
     SPYRE_FAIL("spyre/dram/config", "dram.bank_xor", "must be 0 or 1");
-  if (cfg.dram_row_prepare != 0 && cfg.dram_row_prepare != 1)
-    SPYRE_FAIL("spyre/dram/config", "dram.row_prepare", "must be 0 or 1");
-  s.row_prepare = cfg.dram_row_prepare == 1;
+  if (cfg.dram_row_prepare < 0 || cfg.dram_row_prepare > 2)
+    SPYRE_FAIL("spyre/dram/config", "dram.row_prepare", "must be 0, 1 or 2");
+  s.row_prepare = static_cast<int>(cfg.dram_row_prepare);
   s.map = AddressMap(cfg.dram_address_map, s.word_bytes, s.channels, s.bank_groups,
                      s.banks_per_group, s.columns, cfg.dram_bank_xor == 1);
   s.clock_ghz = cfg.clock_ghz;

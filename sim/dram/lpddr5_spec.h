@@ -71,7 +71,7 @@ struct Spec {
   Ps refi = 3906000, rfc_ab = 280000, rfc_pb = 140000;
   Ps frontend = 20000;
   size_t queue_depth = 64, write_high = 48, write_low = 40;
-  bool row_prepare = true;  // dram.row_prepare
+  int row_prepare = 1;  // dram.row_prepare
   double clock_ghz = 1.5;
   double peak_gbps = 204.8;
 };

@@ -306,6 +306,33 @@ TEST(Lpddr5Dram, AStreamOfRowHitsDoesNotStarveAnOlderMissToAnIdleBank) {
   EXPECT_EQ(h.stats["row_hits"], off.stats["row_hits"]);
 }
 
+TEST(Lpddr5Dram, RowPrepareTwoAlsoPrechargesAnOpenRowNoOneHits) {
+  // A opens row 0 of bank group 1 (lands 111). At cycle 200 (133333 ps) B reads bank group 0
+  // (closed) and C row 1 of bank group 1 (a conflict, no hit waits on row 0). B is chosen:
+  // ACT 133333, CAS 152083, data 177083..187083, lands 207083 ps = cycle 310.6 -> 311.
+  // dram.row_prepare = 2: before B's CAS the command bus precharges bank group 1 (PRE 133333,
+  // tRAS long past) and activates row 1 at PRE + tRP = 152083 <= 152083; at the next decision
+  // C is a hit: CAS >= max(152083 + tRCD = 170833, bus 187083 - RL = 162083) = 170833, data
+  // 195833..205833, lands 225833 ps = cycle 338.7 -> 339, counted as the conflict it was.
+  // Modes 1 and 0 leave the open row: decided at cycle 229 (152666 ps), PRE 152666, ACT
+  // 171416, CAS 190166, data 215166..225166, lands 245166 ps = cycle 367.7 -> 368.
+  // C at kRow: the XOR maps bank-group field g of row r to g ^ (r % 4), so field 0 of row 1
+  // is bank group 1, A's bank.
+  const std::vector<Harness::Req> reqs = {
+      {0, false, kBankGroup}, {200, false, 0}, {200, false, kRow}};
+  Harness two;
+  two.cfg.dram_row_prepare = 2;
+  EXPECT_EQ(two.run(reqs), (std::vector<uint64_t>{111, 311, 339}));
+  EXPECT_EQ(two.stats["row_conflicts"].get<uint64_t>(), 1u);
+  EXPECT_EQ(two.stats["row_misses"].get<uint64_t>(), 2u);
+  for (int64_t mode : {0, 1}) {
+    Harness h;
+    h.cfg.dram_row_prepare = mode;
+    EXPECT_EQ(h.run(reqs), (std::vector<uint64_t>{111, 311, 368})) << mode;
+    EXPECT_EQ(h.stats["row_conflicts"].get<uint64_t>(), 1u);
+  }
+}
+
 TEST(Lpddr5Dram, FawLimitsTheFifthActivate) {
   // tFAW raised to 100 ns so that it binds. Five reads to closed banks in bank groups
   // 0, 1, 2, 3, 0 (bank 1) at cycle 0; each is decided at the previous CAS (rounded up to a

@@ -39,7 +39,9 @@
 //     holds a waiting transaction of the current mode whose ACT (>= T, tRRD, tFAW, refresh)
 //     can issue no later than the chosen CAS, the oldest such gets its ACT then; its row is
 //     open for the decisions that follow, and its first CAS counts as the row miss. Open rows
-//     are never closed ahead (a conflict precharges when it is chosen).
+//     are not closed ahead (a conflict precharges when it is chosen); with dram.row_prepare =
+//     2 they are too, where no waiting transaction of either queue hits them (PRE >= T and the
+//     bank's tRAS, tRTP, tWR; ACT >= PRE + tRP), and the first CAS counts as the conflict.
 //   - Refresh "ab": every tREFI a channel waits for every bank to be precharged (PRE at the
 //     bank's earliest, + tRP), then all banks are busy tRFCab and closed. "pb": every
 //     tREFI / banks, the next bank in turn is refreshed for tRFCpb. Refresh is applied when
