@@ -31,7 +31,9 @@ struct CostParams {
   double dram_efficiency = 0.713;
   // lpddr5: one channel's sustained share of its peak, fraction: what a transfer whose words
   // crowd onto a few channels gets from each. Default the same V-curve point on "spyre", where
-  // 32 cores keep all 16 channels busy (146.1 of 204.8 GB/s). Not replaced by the runner's
+  // 32 cores keep all 16 channels busy, as the DRAM model streamed it when this was set (146.1
+  // of 204.8 GB/s; it now streams 150.2 through its ports, and the even share of the runner's
+  // 0.733 below is the larger: channel_bytes_per_cycle). Not replaced by the runner's
   // measurement: a chip with few cores measures its DMA engines there, not its channels
   // ("tiny": 83 of 204.8 GB/s, while one of its channels alone moves 5.8 GB/s of strided rows).
   double channel_efficiency = 0.713;
