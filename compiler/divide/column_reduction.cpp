@@ -151,24 +151,21 @@ bool row_adds(ir::Graph& g, graph_edit::Names& names, const ir::Node& n, const i
   int64_t left = R;
   for (size_t l = 0; l < ks.size(); ++l) {
     left /= ks[l];
-    ir::Op st;
+    const bool last = l + 1 == ks.size();
+    ir::Op st = last ? store : ir::Op{};
     std::string name = n.name;
-    if (l + 1 < ks.size()) {
-      const std::string buf = names.buffer(n.name + "_partials" + std::to_string(l));
-      graph_edit::add_intermediate(g, buf, acc, {left, X});
-      st.buffer = buf;
+    if (!last) {
+      st.buffer = names.buffer(n.name + "_partials" + std::to_string(l));
+      graph_edit::add_intermediate(g, st.buffer, acc, {left, X});
       ir::Affine at;
       at.coeffs = {{rows_var(x), X}, {x, 1}};
       st.index = graph_edit::index_of(at);
       name = names.node(n.name + "_rows" + std::to_string(l));
       rec.levels.push_back(name);
-      rec.partials.push_back(buf);
-      out.push_back(level(n, name, rows, ks[l], left, X, it->second, acc, x, st, left > workers));
-      rows = Rows{buf, acc, 0, X, 1};
-    } else {
-      st = store;
-      out.push_back(level(n, name, rows, ks[l], left, X, it->second, acc, x, st, left > workers));
+      rec.partials.push_back(st.buffer);
     }
+    out.push_back(level(n, name, rows, ks[l], left, X, it->second, acc, x, st, left > workers));
+    if (!last) rows = Rows{st.buffer, acc, 0, X, 1};
   }
   return true;
 }
