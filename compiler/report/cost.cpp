@@ -139,12 +139,24 @@ bool CostParams::dram_visits(const arch::ArchConfig& cfg, int64_t run, int64_t s
   if (map.size() < 2 || map.substr(map.size() - 2) != "ch") return false;
   const int64_t word = cfg.dram_word_bytes, nch = cfg.dram_channels;
   const int64_t window = word * nch * std::max<int64_t>(1, cfg.dram_row_bytes / word);
+  // dram.channel_xor: the channel is XORed with the fields above the column folded to its
+  // width; with the column just above the channel those fields are the window's index.
+  const bool hashed = cfg.dram_channel_xor == 1;
+  if (hashed && (map.size() < 5 || map.substr(map.size() - 5) != "co-ch" || (nch & (nch - 1))))
+    return false;
+  auto channel_of = [&](int64_t w) {
+    int64_t c = w % nch;
+    if (hashed)
+      for (int64_t rest = w * word / window; rest != 0; rest /= nch) c ^= rest % nch;
+    return c;
+  };
   if (channels) channels->assign(static_cast<size_t>(nch), 0);
   const int64_t n = std::min<int64_t>(rows, 64);
   for (int64_t r = 0; r < n; ++r)
     for (int64_t w = (addr + r * stride) / word; w * word < addr + r * stride + run; ++w) {
-      if (channels) (*channels)[static_cast<size_t>(w % nch)] = 1;
-      out.push_back({w % nch, w * word / window});
+      const int64_t c = channel_of(w);
+      if (channels) (*channels)[static_cast<size_t>(c)] = 1;
+      out.push_back({c, w * word / window});
     }
   return true;
 }

@@ -135,14 +135,16 @@ class Builder {
   int spread_of(int64_t bytes, int64_t stride, int64_t rows, int64_t dram) {
     const int64_t word = std::max<int64_t>(1, cfg_.dram_word_bytes);
     const auto nch = static_cast<int64_t>(out_.channels);
-    const std::array<int64_t, 4> key = {bytes, stride, rows, dram % (word * nch)};
+    // With channel hashing (dram.channel_xor) the channels depend on the whole address.
+    const std::array<int64_t, 4> key = {bytes, stride, rows,
+                                        cfg_.dram_channel_xor == 1 ? dram : dram % (word * nch)};
     if (auto it = spread_memo_.find(key); it != spread_memo_.end()) return it->second;
     std::vector<int64_t> words(out_.channels, 0);
     std::vector<CostParams::DramVisit> visits;
     if (cp_.dram_visits(cfg_, bytes, stride, rows, key[3], visits)) {
       for (const auto& v : visits) ++words[static_cast<size_t>(v.channel)];
     } else {  // one contiguous range: whole turns of the channels, then the rest
-      const int64_t lo = key[3] / word;
+      const int64_t lo = key[3] % (word * nch) / word;
       const int64_t n = ceil_div(key[3] + bytes * std::max<int64_t>(rows, 1), word) - lo;
       for (int64_t k = 0; k < nch; ++k)
         words[static_cast<size_t>((lo + k) % nch)] = n / nch + (k < n % nch ? 1 : 0);

@@ -32,8 +32,14 @@ int log2_exact(uint64_t n) {  // log2(n) for a power of two, else -1
 }  // namespace
 
 AddressMap::AddressMap(const std::string& scheme, int64_t word_bytes, int channels, int bank_groups,
-                       int banks_per_group, int64_t columns, bool xor_banks)
+                       int banks_per_group, int64_t columns, bool xor_banks, bool xor_channels)
     : xor_banks_(xor_banks), word_bytes_(word_bytes), banks_per_group_(banks_per_group) {
+  if (xor_channels) {
+    channel_bits_ = log2_exact(static_cast<uint64_t>(channels));
+    if (channel_bits_ < 0)
+      SPYRE_FAIL("spyre/dram/config", "dram.channel_xor",
+                 "needs a power-of-two dram.channels, got " + std::to_string(channels));
+  }
   std::vector<Field> msb_first;
   std::stringstream in(scheme);
   std::string name;
@@ -100,6 +106,22 @@ Location AddressMap::decode(uint64_t addr) const {
     value[static_cast<int>(d.field)] = v;
   }
   loc.channel = static_cast<int>(value[static_cast<int>(Field::Channel)]);
+  if (channel_bits_ > 0) {
+    // Channel hashing: the row, bank group and bank, most significant first as one number,
+    // folded by XOR into the channel's bits. The column is left out, so the words of one DRAM
+    // row window (every channel's row once) keep their channels and row hits; windows whose
+    // runs a power of two apart would meet the same few channels meet others.
+    uint64_t rest = 0;
+    for (size_t i = lsb_first_.size(); i-- > 0;) {
+      const Digit& d = lsb_first_[i];
+      if (d.field == Field::Channel || d.field == Field::Column) continue;
+      const uint64_t v = value[static_cast<int>(d.field)];
+      rest = d.radix == 0 ? v : rest * d.radix + v;
+    }
+    uint64_t h = 0;
+    for (; rest != 0; rest >>= channel_bits_) h ^= rest & ((uint64_t{1} << channel_bits_) - 1);
+    loc.channel ^= static_cast<int>(h);
+  }
   loc.column = static_cast<int64_t>(value[static_cast<int>(Field::Column)]);
   loc.row = static_cast<int64_t>(value[static_cast<int>(Field::Row)]);
   int bg = static_cast<int>(value[static_cast<int>(Field::BankGroup)]);
@@ -173,11 +195,14 @@ Spec make_spec(const arch::ArchConfig& cfg) {
   s.write_low = static_cast<size_t>(cfg.dram_write_low);
   if (cfg.dram_bank_xor != 0 && cfg.dram_bank_xor != 1)
     SPYRE_FAIL("spyre/dram/config", "dram.bank_xor", "must be 0 or 1");
+  if (cfg.dram_channel_xor != 0 && cfg.dram_channel_xor != 1)
+    SPYRE_FAIL("spyre/dram/config", "dram.channel_xor", "must be 0 or 1");
   if (cfg.dram_row_prepare < 0 || cfg.dram_row_prepare > 2)
     SPYRE_FAIL("spyre/dram/config", "dram.row_prepare", "must be 0, 1 or 2");
   s.row_prepare = static_cast<int>(cfg.dram_row_prepare);
-  s.map = AddressMap(cfg.dram_address_map, s.word_bytes, s.channels, s.bank_groups,
-                     s.banks_per_group, s.columns, cfg.dram_bank_xor == 1);
+  s.map =
+      AddressMap(cfg.dram_address_map, s.word_bytes, s.channels, s.bank_groups, s.banks_per_group,
+                 s.columns, cfg.dram_bank_xor == 1, cfg.dram_channel_xor == 1);
   s.clock_ghz = cfg.clock_ghz;
   s.peak_gbps =
       static_cast<double>(s.channels) * width_bits / 8.0 * cfg.dram_data_rate_mtps / 1000.0;

@@ -32,8 +32,11 @@ class AddressMap {
   // Throws spyre::Error("dram.address_map", ...) unless the scheme names ro, ba, bg, co and
   // ch exactly once each, separated by '-'.
   // xor_banks: bank group ^= row, bank ^= row / bank_groups (both modulo their counts).
+  // xor_channels: channel ^= the row, bank group and bank (in the scheme's order, one number)
+  // folded by XOR into the channel field's width; needs a power-of-two channel count.
   AddressMap(const std::string& scheme, int64_t word_bytes, int channels, int bank_groups,
-             int banks_per_group, int64_t columns, bool xor_banks = false);
+             int banks_per_group, int64_t columns, bool xor_banks = false,
+             bool xor_channels = false);
   Location decode(uint64_t addr) const;
 
  private:
@@ -52,6 +55,7 @@ class AddressMap {
   Digit bg_{Field::BankGroup, 1, 0}, ba_{Field::Bank, 1, 0};  // the bank XOR's radices
   int word_shift_ = -1;  // log2(word_bytes) when a power of two
   bool xor_banks_ = false;
+  int channel_bits_ = -1;  // xor_channels: log2(channels), else -1
   int64_t word_bytes_ = 128;
   int banks_per_group_ = 1;
 };

@@ -3,6 +3,8 @@
 // transfers whose words crowd onto a few channels share those channels' rate.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
 #include <vector>
 
 #include "spyre/arch/arch.h"
@@ -143,6 +145,32 @@ TEST(TimelineChannels, LoadsCrowdedOntoOneChannelShareItsRate) {
                     CostParams{.dram_efficiency = 0.27})
                 .cycles,
             few);
+}
+
+// dram.channel_xor as the simulator's address map has it (tests/sim/dram_test.cpp): one word in
+// each of 16 DRAM row windows (32 KiB apart) lands on channel 0 without the hash and on
+// channels 0..15 with it; the words of one window keep their channels' row visits.
+TEST(CostChannels, ChannelXorSpreadsRowsAPowerOfTwoApart) {
+  for (int hashed : {0, 1}) {
+    const auto cfg = arch::load_arch("spyre", {"dram.channel_xor=" + std::to_string(hashed)});
+    std::vector<CostParams::DramVisit> visits;
+    std::vector<char> channels;
+    ASSERT_TRUE(CostParams{}.dram_visits(cfg, 128, 32768, 16, 0, visits, &channels));
+    ASSERT_EQ(visits.size(), 16u);
+    for (size_t k = 0; k < visits.size(); ++k) {
+      EXPECT_EQ(visits[k].channel, hashed ? static_cast<int64_t>(k) : 0);
+      EXPECT_EQ(visits[k].window, static_cast<int64_t>(k));
+    }
+    EXPECT_EQ(std::count(channels.begin(), channels.end(), 1), hashed ? 16 : 1);
+    // Window 0x21, word 5: channel 5 ^ (0x2 ^ 0x1).
+    visits.clear();
+    ASSERT_TRUE(CostParams{}.dram_visits(cfg, 128, 32768, 2, 0x21 * 32768 + 5 * 128, visits));
+    EXPECT_EQ(visits[0].channel, hashed ? 5 ^ 3 : 5);
+    // Rows within one window (2 KiB apart, one column each): the same visit count either way.
+    visits.clear();
+    ASSERT_TRUE(CostParams{}.dram_visits(cfg, 512, 2048, 16, 0, visits));
+    EXPECT_DOUBLE_EQ(CostParams::words_per_visit(visits), 16.0);
+  }
 }
 
 // 16 pairs of cores: the two cores of a pair load the two halves (`half` bytes each) of the

@@ -82,6 +82,38 @@ TEST(Lpddr5AddressMap, RoBaBgCoChPlacesConsecutiveWordsOnConsecutiveChannels) {
   EXPECT_THROW(lpddr5::AddressMap("ro-ba-bg-co-ch-ch", 128, 16, 4, 4, 16), Error);
 }
 
+// dram.channel_xor: the channel XORed with the fields above the column, folded to its 4 bits.
+// One DRAM row window (32 KiB: every column of every channel) keeps the plain map's column,
+// bank and row and meets each channel once per column; windows 32 KiB apart, all on channel 0
+// under the plain map, land on 16 different channels.
+TEST(Lpddr5AddressMap, ChannelXorSpreadsWindowsAndKeepsEachWindowsRowHits) {
+  lpddr5::AddressMap plain("ro-ba-bg-co-ch", 128, 16, 4, 4, 16, true);
+  lpddr5::AddressMap hashed("ro-ba-bg-co-ch", 128, 16, 4, 4, 16, true, true);
+  const uint64_t window = 16 * kCol;
+  for (uint64_t w : {uint64_t{0}, uint64_t{5}, uint64_t{1234567}}) {
+    for (uint64_t co = 0; co < 16; ++co) {
+      std::vector<int> seen(16, 0);
+      for (uint64_t ch = 0; ch < 16; ++ch) {
+        const uint64_t a = w * window + co * kCol + ch * 128;
+        const auto p = plain.decode(a), h = hashed.decode(a);
+        EXPECT_EQ(h.column, p.column);
+        EXPECT_EQ(h.bank, p.bank);
+        EXPECT_EQ(h.row, p.row);
+        ++seen[static_cast<size_t>(h.channel)];
+      }
+      EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), 16) << "window " << w << " column " << co;
+    }
+  }
+  // Windows k = 0..15: the fold of k is k itself.
+  for (uint64_t k = 0; k < 16; ++k) {
+    EXPECT_EQ(plain.decode(k * window).channel, 0);
+    EXPECT_EQ(hashed.decode(k * window).channel, static_cast<int>(k));
+  }
+  // Window 0x21 (row 2, bank 0, bank group 1): the fold of 0x21 is 0x2 ^ 0x1 = 3.
+  EXPECT_EQ(hashed.decode(0x21 * window + 5 * 128).channel, 5 ^ 3);
+  EXPECT_THROW(lpddr5::AddressMap("ro-ba-bg-co-ch", 128, 12, 4, 4, 16, false, true), Error);
+}
+
 // The decode takes power-of-two radices by shift and mask and others by division: both agree
 // with the mixed-radix arithmetic written out, over many addresses, XOR included.
 TEST(Lpddr5AddressMap, PowerOfTwoAndOtherRadicesDecodeAsTheMixedRadixArithmetic) {
