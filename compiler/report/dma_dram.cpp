@@ -177,6 +177,8 @@ class Builder {
   // (second half starting on channel 0) stream 144-154 GB/s together against 121-124 alone;
   // halves of 1536-7168 bytes starting on another channel 104-120 against 84-108 alone, after
   // starting in step at 153; 1024-byte halves (no channel shared) 158.
+  // The phases are the plain interleave's (dram.channel_xor permutes each window's channels,
+  // which this check does not follow).
   bool members_meet(const std::vector<std::pair<size_t, size_t>>& members, int64_t stride) {
     const int64_t word = std::max<int64_t>(1, cfg_.dram_word_bytes);
     const auto nch = static_cast<int64_t>(out_.channels);

@@ -109,8 +109,8 @@ Location AddressMap::decode(uint64_t addr) const {
   if (channel_bits_ > 0) {
     // Channel hashing: the row, bank group and bank, most significant first as one number,
     // folded by XOR into the channel's bits. The column is left out, so the words of one DRAM
-    // row window (every channel's row once) keep their channels and row hits; windows whose
-    // runs a power of two apart would meet the same few channels meet others.
+    // row window (every channel's row once) keep their channels and row hits; runs in windows
+    // a power of two apart, which would all meet the same few channels, meet different ones.
     uint64_t rest = 0;
     for (size_t i = lsb_first_.size(); i-- > 0;) {
       const Digit& d = lsb_first_[i];
