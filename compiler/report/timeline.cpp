@@ -407,9 +407,12 @@ class Timeline {
       } else {
         ++i;
       }
-    // Complete the ones with nothing left.
+    // Complete the ones with nothing left, or with less than the clock can still tell apart
+    // from now (far into a long kernel a few bytes' time rounds to nothing: without this the
+    // DRAM would look again at the same instant forever).
     for (size_t i = 0; i < active_.size();)
-      if (active_[i].left <= 1e-6) {
+      if (active_[i].left <= 1e-6 ||
+          (active_[i].rate > 0 && now_ + active_[i].left / active_[i].rate <= now_)) {
         const Transfer x = active_[i];
         active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(i));
         push(now_, Ev::Done, x.core, x.queue);

@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "compiler_test_util.h"
 #include "spyre/arch/arch.h"
+#include "spyre/compiler/compile.h"
 #include "spyre/compiler/context.h"
 #include "spyre/compiler/cost.h"
 #include "spyre/isa/isa.h"
@@ -171,6 +173,18 @@ TEST(CostChannels, ChannelXorSpreadsRowsAPowerOfTwoApart) {
     ASSERT_TRUE(CostParams{}.dram_visits(cfg, 512, 2048, 16, 0, visits));
     EXPECT_DOUBLE_EQ(CostParams::words_per_visit(visits), 16.0);
   }
+}
+
+// A transfer whose last bytes take less time than the clock can still tell apart from `now`
+// (far into a long prediction: 33.5 M cycles here) completes; the DRAM timeline used to look
+// again at the same instant forever. The TPUv3 14 x 14 convolution with 128 requests in flight
+// met it in its tiling search (the compile never ended; now it takes seconds).
+TEST(TimelineDram, TheLastBytesOfATransferCompleteFarIntoALongKernel) {
+  const auto cfg = arch::load_arch("tpuv3", {"dma.max_outstanding=128"});
+  const CompileResult r =
+      compile(test::load_golden("bench/fidelity/conv_64x14x14x256x256x3x1x1"), cfg);
+  EXPECT_EQ(r.program.cores.size(), 1u);
+  EXPECT_GT(r.report.at("totals").at("predicted_cycles").get<int64_t>(), 0);
 }
 
 // 16 pairs of cores: the two cores of a pair load the two halves (`half` bytes each) of the
