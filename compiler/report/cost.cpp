@@ -144,11 +144,10 @@ bool CostParams::dram_visits(const arch::ArchConfig& cfg, int64_t run, int64_t s
   const bool hashed = cfg.dram_channel_xor == 1;
   if (hashed && (map.size() < 5 || map.substr(map.size() - 5) != "co-ch" || (nch & (nch - 1))))
     return false;
+  const int bits = hashed ? __builtin_ctzll(static_cast<uint64_t>(nch)) : 0;
   auto channel_of = [&](int64_t w) {
-    int64_t c = w % nch;
-    if (hashed)
-      for (int64_t rest = w * word / window; rest != 0; rest /= nch) c ^= rest % nch;
-    return c;
+    return (w % nch) ^ static_cast<int64_t>(
+                           arch::channel_xor_fold(static_cast<uint64_t>(w * word / window), bits));
   };
   if (channels) channels->assign(static_cast<size_t>(nch), 0);
   const int64_t n = std::min<int64_t>(rows, 64);

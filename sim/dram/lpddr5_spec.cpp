@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "spyre/arch/unit_timing.h"
 #include "spyre/error.h"
 #include "spyre/sim/report.h"
 
@@ -118,9 +119,7 @@ Location AddressMap::decode(uint64_t addr) const {
       const uint64_t v = value[static_cast<int>(d.field)];
       rest = d.radix == 0 ? v : rest * d.radix + v;
     }
-    uint64_t h = 0;
-    for (; rest != 0; rest >>= channel_bits_) h ^= rest & ((uint64_t{1} << channel_bits_) - 1);
-    loc.channel ^= static_cast<int>(h);
+    loc.channel ^= static_cast<int>(arch::channel_xor_fold(rest, channel_bits_));
   }
   loc.column = static_cast<int64_t>(value[static_cast<int>(Field::Column)]);
   loc.row = static_cast<int64_t>(value[static_cast<int>(Field::Row)]);

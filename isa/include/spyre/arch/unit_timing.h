@@ -227,4 +227,15 @@ inline int64_t dma_in_flight(const ArchConfig& cfg, int64_t piece) {
   return std::max<int64_t>(1, std::min(cfg.dma_max_outstanding, by_bytes));
 }
 
+// dram.channel_xor's hash: `fields` (the DRAM row window's index: the address fields above
+// the column, as one number) folded by XOR into `bits` bits, XORed onto the channel. The
+// LPDDR5 address map (sim/dram/lpddr5_spec.cpp) and the cost model's channel spread
+// (CostParams::dram_visits) both use it.
+inline uint64_t channel_xor_fold(uint64_t fields, int bits) {
+  uint64_t h = 0;
+  if (bits > 0)
+    for (; fields != 0; fields >>= bits) h ^= fields & ((uint64_t{1} << bits) - 1);
+  return h;
+}
+
 }  // namespace spyre::arch
