@@ -333,11 +333,8 @@ std::vector<MatmulGrid> search_matmul_grid(const MatmulShape& s, const arch::Arc
     // 10-60 % over it): with a K split the first phase stays the max of its parts.
     const bool pipelined = panel && x.gk == 1;
     const double out_tiles = static_cast<double>(x.gb * x.gm * x.gn * x.tm * x.tn * s.out_bytes);
-    // The last output tiles of every core are the tail's `last_store` (below), unless they are
-    // the lead's: counted there, not here.
-    const double stored_apart =
-        (panel ? static_cast<double>(lead) : 0.0) + (panel && lead >= ctiles ? 0.0 : 1.0);
-    const double o_left = std::max(0.0, o_total - stored_apart * out_tiles);
+    const double o_left =
+        std::max(0.0, o_total - (panel ? static_cast<double>(lead) * out_tiles : 0.0));
     const double reads_left = std::max(0.0, a_bytes + b_bytes - a_first - b_first);
     const double dram_rest =
         std::max(0.0, reads - a_first / (bw * x.chan_a) - b_first / (bw * x.chan_b)) +
@@ -516,11 +513,7 @@ std::vector<MatmulGrid> search_matmul_grid(const MatmulShape& s, const arch::Arc
       alternatives->push_back(a);
     }
   }
-  // The kernel prediction picks among this many (matmul.cpp). Five: the closed form ranked
-  // mlp_block's second addmm's best split (k 2, m 4, n 4) fifth, and among the first four
-  // the timeline picked one it under-predicts 1.9x (k 4, m 2, n 4).
-  constexpr size_t kKernelPredicted = 5;
-  all.resize(std::min(all.size(), kKernelPredicted));
+  all.resize(std::min<size_t>(all.size(), 4));
   return all;
 }
 
