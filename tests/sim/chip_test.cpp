@@ -170,8 +170,8 @@ TEST(Chip, WatchdogStopsARunThatGoesOnTooLong) {
     EXPECT_NE(msg.find("watchdog"), std::string::npos) << msg;
     EXPECT_NE(msg.find("core 0"), std::string::npos) << msg;
   }
-  o.max_cycles = 199;  // exactly enough
-  EXPECT_EQ(run(p, config(1), o).cycles, 199u);
+  o.max_cycles = 409;  // exactly enough: 1 issue + 4 folds x (32 + 70)
+  EXPECT_EQ(run(p, config(1), o).cycles, 409u);
 }
 
 TEST(Chip, ProgramWithMoreCoresThanTheArchIsRejected) {

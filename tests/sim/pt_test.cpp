@@ -74,20 +74,25 @@ isa::Instr pt_mm(int64_t A, int64_t B, int64_t C, int64_t m, int64_t n, int64_t 
                                                  {"dt", static_cast<int64_t>(dt)}});
 }
 
-// --- the "spyre" default: output-stationary, fill/drain once per instruction -------------
+// --- the "spyre" default: output-stationary, every fold drains -----------------------------
 
-TEST(PtArray, SpyreDefaultIsOutputStationaryWithOverlappedFolds) {
+TEST(PtArray, SpyreDefaultIsOutputStationaryAndEveryFoldDrains) {
   auto cfg = config();
   EXPECT_EQ(cfg.pt_dataflow, "os");
-  EXPECT_EQ(cfg.pt_fill_drain, "overlap");
-  // m=24, n=100, k=40 f16: ceil(24/8)*ceil(100/64) = 6 folds, 6*40 + 8 + 64 - 2 = 310.
+  EXPECT_EQ(cfg.pt_fill_drain, "per_fold");
+  // m=24, n=100, k=40 f16: ceil(24/8)*ceil(100/64) = 6 folds, 6*(40 + 8 + 64 - 2) = 660.
   auto r = run_one(cfg, 24, 100, 40);
-  EXPECT_EQ(busy(r, 0, "pt0"), 310u);
-  EXPECT_EQ(r.cycles, 1u + 310u);  // issue + PT
+  EXPECT_EQ(busy(r, 0, "pt0"), 660u);
+  EXPECT_EQ(r.cycles, 1u + 660u);  // issue + PT
+  // With the folds overlapped the drain shows once: 6*40 + 8 + 64 - 2 = 310.
+  cfg.pt_fill_drain = "overlap";
+  auto o = run_one(cfg, 24, 100, 40);
+  EXPECT_EQ(busy(o, 0, "pt0"), 310u);
 }
 
 TEST(PtArray, DtypeRates) {
   auto cfg = config();
+  cfg.pt_fill_drain = "overlap";  // the formulas below: folds overlapped
   // i8, k=33: k_eff = ceil(33/2) = 17; 1 fold: 17 + 70 = 87.
   EXPECT_EQ(busy(run_one(cfg, 8, 64, 33, "i8"), 0, "pt0"), 87u);
   // f32, k=33: k_eff = 33*2 = 66; 1 fold: 66 + 70 = 136.
@@ -99,6 +104,7 @@ TEST(PtArray, DtypeRates) {
 
 TEST(PtArray, Fp8AtTheInt8RateAndInt4AtTheInt4Rate) {
   auto cfg = config();
+  cfg.pt_fill_drain = "overlap";  // the formulas below: folds overlapped
   EXPECT_EQ(cfg.pt_int8_rate, 2);
   EXPECT_EQ(cfg.pt_int4_rate, 4);
   // os, one fold (m=8, n=64), drain R + C - 2 = 70:
@@ -119,6 +125,7 @@ TEST(PtArray, Fp8AtTheInt8RateAndInt4AtTheInt4Rate) {
   // P = 8, T = 30: 8 + 30 + 30 + 70 = 138 (f16 needs ceil(20/8) = 3 row folds: 6 folds,
   // 8 + 5*30 + 30 + 70 = 258).
   cfg = config();
+  cfg.pt_fill_drain = "overlap";  // the formulas below: folds overlapped
   cfg.pt_dataflow = "is";
   EXPECT_EQ(busy(run_one(cfg, 100, 30, 20, "i4"), 0, "pt0"), 138u);
   EXPECT_EQ(busy(run_one(cfg, 100, 30, 20, "f16"), 0, "pt0"), 258u);
@@ -128,6 +135,7 @@ TEST(PtArray, Fp8AtTheInt8RateAndInt4AtTheInt4Rate) {
 
 TEST(PtArray, WeightStationaryOverlapHidesTheNextPreload) {
   auto cfg = config();
+  cfg.pt_fill_drain = "overlap";  // the formulas below: folds overlapped
   cfg.pt_dataflow = "ws";
   // ws: rows <- k, lanes <- n, m streamed. m=20, n=128, k=16 f16, R=8, C=64:
   // folds = ceil(16/8)*ceil(128/64) = 4, P = 8, T = 20, D = 70.
@@ -142,6 +150,7 @@ TEST(PtArray, WeightStationaryOverlapHidesTheNextPreload) {
 
 TEST(PtArray, InputStationaryFoldsOverKAndM) {
   auto cfg = config();
+  cfg.pt_fill_drain = "overlap";  // the formulas below: folds overlapped
   cfg.pt_dataflow = "is";
   // is: rows <- k, lanes <- m, n streamed. m=100, n=30, k=10 f16:
   // folds = ceil(10/8)*ceil(100/64) = 4, P = 8, T = 30, D = 70.

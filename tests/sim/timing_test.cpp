@@ -15,15 +15,16 @@ using test::config;
 using test::program;
 using test::run;
 
-TEST(PtArray, TileTakesFoldsTimesKPlusFill) {
-  // m=16, n=128, k=32, f16: ceil(16/8) * ceil(128/64) = 4 folds, 4 * 32 + (8 + 64 - 2) = 198.
+TEST(PtArray, TileTakesFoldsTimesKPlusDrain) {
+  // m=16, n=128, k=32, f16: ceil(16/8) * ceil(128/64) = 4 folds, each k + (8 + 64 - 2):
+  // 4 * (32 + 70) = 408 (pt.fill_drain = per_fold).
   auto p = program(1, R"(.core 0
   pt.mm cl=0 a=0 b=4096 c=16384 m=16 n=128 k=32 lda=32 ldb=128 ldc=128 dt=f16
   halt)");
-  EXPECT_EQ(pt_cycles(config(), p.cores[0][0]), 198u);
+  EXPECT_EQ(pt_cycles(config(), p.cores[0][0]), 408u);
   auto r = run(p, config());
-  EXPECT_EQ(busy(r, 0, "pt0"), 198u);
-  EXPECT_EQ(r.cycles, 1u + 198u);  // issue + PT
+  EXPECT_EQ(busy(r, 0, "pt0"), 408u);
+  EXPECT_EQ(r.cycles, 1u + 408u);  // issue + PT
 }
 
 TEST(PtArray, Int8HalvesKRoundedUp) {

@@ -19,7 +19,8 @@
 //   pt.fill_drain = per_fold (SCALE-Sim): every fold preloads, streams, drains:
 //     cycles = folds * (P + T + D)
 //     os: folds*(k+R+C-2), ws: folds*(m+2R+C-2), is: folds*(n+2R+C-2)
-//   pt.fill_drain = overlap ("spyre"): the next fold's preload runs under the current fold's
+//   pt.fill_drain = per_fold is the "spyre" default (params.def: IBM's one-core matmuls).
+//   pt.fill_drain = overlap: the next fold's preload runs under the current fold's
 //   stream (one shadow buffer) and its stream follows without a bubble, so only the first
 //   preload and the last drain are exposed:
 //     cycles = P + (folds - 1) * max(T, P) + T + D    (os: folds * k_eff + R + C - 2)

@@ -5,9 +5,10 @@
 // Latencies are the closed forms of spyre/arch/unit_timing.h (shared with the compiler's cost
 // report), from ArchConfig:
 //   PT (pt.mm): folds of the dataflow pt.dataflow (os/ws/is) on a pt.rows x pt.lanes array,
-//     fill/drain paid once per instruction (pt.fill_drain = overlap, the "spyre" default:
-//     os gives ceil(m/R) * ceil(n/C) * k_eff + R + C - 2) or per fold (per_fold, SCALE-Sim:
-//     os folds*(k+R+C-2), ws folds*(m+2R+C-2), is folds*(n+2R+C-2)); k_eff by dtype.
+//     fill/drain paid once per instruction (pt.fill_drain = overlap: os gives
+//     ceil(m/R) * ceil(n/C) * k_eff + R + C - 2) or per fold (per_fold, SCALE-Sim and the
+//     "spyre" default: os folds*(k+R+C-2), ws folds*(m+2R+C-2), is folds*(n+2R+C-2)); k_eff
+//     by dtype.
 //   SFP (sfp.*): latency + vectors * cycles-per-vector of the op class (simple,
 //     transcendental, compare, convert), lanes by element size; reductions add a log-depth
 //     lane tree once.
