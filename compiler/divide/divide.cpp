@@ -388,7 +388,11 @@ std::vector<MatmulGrid> search_matmul_grid(const MatmulShape& s, const arch::Arc
     x.predicted_cycles =
         x.first_tile_cycles + static_cast<int64_t>(std::ceil(rest)) + x.overhead_cycles + chain;
   };
-  std::vector<MatmulGrid> all;
+  // The kernel prediction picks among the first kShortlist (matmul.cpp): the best tiling of
+  // each of the best splits, and where fewer splits exist (one core, a forced split) the next
+  // tilings of those splits, whose order the closed form is least sure of.
+  constexpr size_t kShortlist = 4;
+  std::vector<MatmulGrid> all, next_tilings;
   auto consider = [&](int64_t gb, int64_t gm, int64_t gn, int64_t gk, bool is_forced) {
     MatmulGrid g;
     g.forced = is_forced;
@@ -411,8 +415,7 @@ std::vector<MatmulGrid> search_matmul_grid(const MatmulShape& s, const arch::Arc
     if (g.cores_used > cfg.cores) return;
     const int64_t lm = s.m - (g.gm - 1) * g.mb, ln = s.n - (g.gn - 1) * g.nb,
                   lk = s.k - (g.gk - 1) * g.kb;
-    bool have = false;
-    MatmulGrid best;
+    std::vector<MatmulGrid> best;  // this split's best tilings, best first
     // A forced tile extent (clamped to the block) replaces that dimension's candidates.
     auto extents = [](int64_t forced_t, int64_t extent, int64_t unit, int64_t cap) {
       return forced_t > 0 ? std::vector<int64_t>{std::min(forced_t, extent)}
@@ -463,10 +466,18 @@ std::vector<MatmulGrid> search_matmul_grid(const MatmulShape& s, const arch::Arc
                     y.bb * ceil_div(y.mb, y.tm) * ceil_div(y.nb, y.tn) * ceil_div(y.kb, y.tk),
                     y.lead);
               };
-              if (!have || key(x) < key(best)) best = x, have = true;
+              auto at = std::upper_bound(
+                  best.begin(), best.end(), x,
+                  [&](const MatmulGrid& a, const MatmulGrid& b) { return key(a) < key(b); });
+              if (at - best.begin() < static_cast<std::ptrdiff_t>(kShortlist)) {
+                best.insert(at, x);
+                if (best.size() > kShortlist) best.pop_back();
+              }
             }
           }
-    if (have) all.push_back(best);
+    if (best.empty()) return;
+    all.push_back(best.front());
+    next_tilings.insert(next_tilings.end(), best.begin() + 1, best.end());
   };
   if (forced.forced()) {
     auto clamp = [](int64_t p, int64_t extent) {
@@ -513,7 +524,11 @@ std::vector<MatmulGrid> search_matmul_grid(const MatmulShape& s, const arch::Arc
       alternatives->push_back(a);
     }
   }
-  all.resize(std::min<size_t>(all.size(), 4));
+  std::stable_sort(next_tilings.begin(), next_tilings.end(),
+                   [&](const MatmulGrid& a, const MatmulGrid& b) { return key(a) < key(b); });
+  for (size_t i = 0; all.size() < kShortlist && i < next_tilings.size(); ++i)
+    all.push_back(next_tilings[i]);
+  all.resize(std::min(all.size(), kShortlist));
   return all;
 }
 

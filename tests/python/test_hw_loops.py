@@ -9,9 +9,9 @@ from spyre_sim.trace.read import instr_index, open_trace
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 MLP = ROOT / "tests" / "data" / "ir" / "mlp_block.json"
-# A fixed matmul division, so that its tiles repeat in hardware loops over PT, DMA and ring
-# instructions whatever tiling the compiler's own choice would pick on "tiny".
-SPLIT = "compiler.matmul_split=1,1,2,2"
+# A fixed matmul division and tiling, so that its tiles repeat in hardware loops over PT, DMA
+# and ring instructions whatever the compiler's own choice would pick on "tiny".
+SPLIT = ("compiler.matmul_split=1,1,2,2", "compiler.matmul_tiles=16,128,256")
 
 
 def _run(cli, out, trace_name, *sets):
@@ -33,8 +33,8 @@ def _instr_spans(trace):
 
 
 def test_loop_spans_carry_dyn_and_validate_clean(cli, tmp_path, capsys):
-    on, trace, report = _run(cli, tmp_path / "on", "trace.json", SPLIT)
-    off, trace_off, report_off = _run(cli, tmp_path / "off", "trace.json", SPLIT,
+    on, trace, report = _run(cli, tmp_path / "on", "trace.json", *SPLIT)
+    off, trace_off, report_off = _run(cli, tmp_path / "off", "trace.json", *SPLIT,
                                       "compiler.hw_loops=off")
     rep, rep_off = json.loads(report.read_text()), json.loads(report_off.read_text())
     loops = rep["totals"]["hw_loops"]
@@ -63,7 +63,7 @@ def test_loop_spans_carry_dyn_and_validate_clean(cli, tmp_path, capsys):
 
 
 def test_perfetto_trace_reads_dyn(cli, tmp_path):
-    _, trace, _ = _run(cli, tmp_path, "trace.pftrace", SPLIT)
+    _, trace, _ = _run(cli, tmp_path, "trace.pftrace", *SPLIT)
     spans = _instr_spans(trace)
     assert any("iter" in e["args"] and e["args"]["dyn"] != e["args"]["pc"] for e in spans)
 
