@@ -390,7 +390,7 @@ std::vector<MatmulGrid> search_matmul_grid(const MatmulShape& s, const arch::Arc
   };
   // The kernel prediction picks among the first kShortlist (matmul.cpp): the best tiling of
   // each of the best splits, and where fewer splits exist (one core, a forced split) the next
-  // tilings of those splits, whose order the closed form is least sure of.
+  // tilings of those splits, so that the timeline, not the closed form alone, picks the tiles.
   constexpr size_t kShortlist = 4;
   std::vector<MatmulGrid> all, next_tilings;
   auto consider = [&](int64_t gb, int64_t gm, int64_t gn, int64_t gk, bool is_forced) {

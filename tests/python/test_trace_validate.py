@@ -244,8 +244,8 @@ def validate_cli(trace, report, *extra, capsys):
 # mlp_block on "tiny": every fusion decision saves cycles in simulation. (op6+op7 cost 3233
 # cycles while the PT overlapped its folds: fused with its epilogue, op6's matmul took an
 # n-split division that simulated slower than op6 and op7 apart. With the drain paid per fold
-# the split search divides it otherwise and the fusion saves.) test_planted_harmful_fusion_is_
-# flagged below forces a harmful one.
+# the split search divides it otherwise and the fusion saves.) The planted-fusion test below
+# forces a harmful one.
 def _no_violations(res):
     assert res["violations"] == [], res["violations"]
     assert res["fusion"] and all(r["simulated"]["cycles"] > 0 for r in res["fusion"])
