@@ -35,6 +35,13 @@ int64_t scalesim_cycles(const std::string& df, int64_t R, int64_t C, int64_t M, 
   return cdiv(K, R) * cdiv(M, C) * (N + 2 * R + C - 2) - 1;
 }
 
+// "spyre" with its folds overlapped: the exact-cycle tests of the overlap formulas.
+arch::ArchConfig overlap_config() {
+  auto cfg = config();
+  cfg.pt_fill_drain = "overlap";
+  return cfg;
+}
+
 arch::ArchConfig scalesim(int64_t size, const std::string& df) {
   return arch::load_arch(size == 8 ? "scalesim" : "scalesim32", {"pt.dataflow=" + df});
 }
@@ -91,8 +98,7 @@ TEST(PtArray, SpyreDefaultIsOutputStationaryAndEveryFoldDrains) {
 }
 
 TEST(PtArray, DtypeRates) {
-  auto cfg = config();
-  cfg.pt_fill_drain = "overlap";  // the formulas below: folds overlapped
+  auto cfg = overlap_config();
   // i8, k=33: k_eff = ceil(33/2) = 17; 1 fold: 17 + 70 = 87.
   EXPECT_EQ(busy(run_one(cfg, 8, 64, 33, "i8"), 0, "pt0"), 87u);
   // f32, k=33: k_eff = 33*2 = 66; 1 fold: 66 + 70 = 136.
@@ -103,8 +109,7 @@ TEST(PtArray, DtypeRates) {
 }
 
 TEST(PtArray, Fp8AtTheInt8RateAndInt4AtTheInt4Rate) {
-  auto cfg = config();
-  cfg.pt_fill_drain = "overlap";  // the formulas below: folds overlapped
+  auto cfg = overlap_config();
   EXPECT_EQ(cfg.pt_int8_rate, 2);
   EXPECT_EQ(cfg.pt_int4_rate, 4);
   // os, one fold (m=8, n=64), drain R + C - 2 = 70:
@@ -124,8 +129,7 @@ TEST(PtArray, Fp8AtTheInt8RateAndInt4AtTheInt4Rate) {
   // is: rows <- k_eff. i4 m=100, n=30, k=20: k_eff = ceil(20/4) = 5, folds = 1*ceil(100/64) = 2,
   // P = 8, T = 30: 8 + 30 + 30 + 70 = 138 (f16 needs ceil(20/8) = 3 row folds: 6 folds,
   // 8 + 5*30 + 30 + 70 = 258).
-  cfg = config();
-  cfg.pt_fill_drain = "overlap";  // the formulas below: folds overlapped
+  cfg = overlap_config();
   cfg.pt_dataflow = "is";
   EXPECT_EQ(busy(run_one(cfg, 100, 30, 20, "i4"), 0, "pt0"), 138u);
   EXPECT_EQ(busy(run_one(cfg, 100, 30, 20, "f16"), 0, "pt0"), 258u);
@@ -134,8 +138,7 @@ TEST(PtArray, Fp8AtTheInt8RateAndInt4AtTheInt4Rate) {
 }
 
 TEST(PtArray, WeightStationaryOverlapHidesTheNextPreload) {
-  auto cfg = config();
-  cfg.pt_fill_drain = "overlap";  // the formulas below: folds overlapped
+  auto cfg = overlap_config();
   cfg.pt_dataflow = "ws";
   // ws: rows <- k, lanes <- n, m streamed. m=20, n=128, k=16 f16, R=8, C=64:
   // folds = ceil(16/8)*ceil(128/64) = 4, P = 8, T = 20, D = 70.
@@ -149,8 +152,7 @@ TEST(PtArray, WeightStationaryOverlapHidesTheNextPreload) {
 }
 
 TEST(PtArray, InputStationaryFoldsOverKAndM) {
-  auto cfg = config();
-  cfg.pt_fill_drain = "overlap";  // the formulas below: folds overlapped
+  auto cfg = overlap_config();
   cfg.pt_dataflow = "is";
   // is: rows <- k, lanes <- m, n streamed. m=100, n=30, k=10 f16:
   // folds = ceil(10/8)*ceil(100/64) = 4, P = 8, T = 30, D = 70.
