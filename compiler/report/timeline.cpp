@@ -150,6 +150,7 @@ class Timeline {
     bool busy = false;
     bool blocked = false;  // the head is a wait on a zero token
     double free_at = 0;
+    arch::PtPipe pt_pipe;  // a PT queue's array: its last pt.mm (unit_timing.h)
   };
 
   void push(double t, Ev k, int core, int q, uint64_t v = 0) { events_.push({t, k, core, q, v}); }
@@ -245,6 +246,7 @@ class Timeline {
       return;
     }
     double dur = static_cast<double>(cost_[static_cast<size_t>(core)][idx].cycles);  // 0: sync
+    if (in.op == Opcode::PtMatmul) dur = static_cast<double>(qu.pt_pipe.start(cfg_, in, now_));
     if (is_ring(in.op)) {
       const int64_t bytes = SPYRE_OPERAND(in, "bytes");
       const int64_t hops = ring_hops(core, static_cast<int>(SPYRE_OPERAND(in, "dst_core")));

@@ -278,8 +278,13 @@ void Core::launch(int q, Slot e) {
     case Opcode::RingSend:
     case Opcode::RingReduce: launch_ring(q); return;
     default: {
-      const Cycle cycles = is_pt(in.op) ? pt_cycles(env_.cfg, in) : sfp_cycles(env_.cfg, in);
-      env_.sched.at(units_lx_.access(s.start, cycles, lx_regions(in), s.start), done);
+      const Cycle cycles =
+          is_pt(in.op)
+              ? static_cast<Cycle>(s.pt_pipe.start(env_.cfg, in, static_cast<double>(s.start)))
+              : sfp_cycles(env_.cfg, in);
+      const Cycle end = units_lx_.access(s.start, cycles, lx_regions(in), s.start);
+      if (is_pt(in.op)) s.pt_pipe.end = static_cast<double>(end);
+      env_.sched.at(end, done);
       return;
     }
   }

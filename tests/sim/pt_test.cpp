@@ -151,6 +151,40 @@ TEST(PtArray, WeightStationaryOverlapHidesTheNextPreload) {
   EXPECT_EQ(busy(run_one(cfg, 20, 128, 16), 0, "pt0"), 392u);
 }
 
+// Two pt.mm on one array, the second starting the cycle the first completes.
+SimResult run_two(const arch::ArchConfig& cfg, int64_t m, int64_t n, int64_t k) {
+  SimOptions o;
+  o.functional = false;
+  return test::run(program(1, ".core 0\n" + mm(m, n, k) + mm(m, n, k) + "  halt\n"), cfg, o);
+}
+
+TEST(PtArray, WeightStationaryOverlapChainsBackToBackInstructions) {
+  auto cfg = overlap_config();
+  cfg.pt_dataflow = "ws";
+  // m=20, n=128, k=16 as above: the first 158. The second's weights shifted in under the
+  // first's last stream (T' = 20 >= P = 8) and its stream follows while the first drains:
+  // max(0, P - T') + (folds-1)*max(T,P) + T = 0 + 3*20 + 20 = 80 more.
+  EXPECT_EQ(busy(run_two(cfg, 20, 128, 16), 0, "pt0"), 158u + 80u);
+  // m=3: the first's last stream (3) hides 3 of the next preload's 8 cycles:
+  // 105 + (8 - 3) + 3*max(3,8) + 3 = 105 + 32.
+  EXPECT_EQ(busy(run_two(cfg, 3, 128, 16), 0, "pt0"), 105u + 32u);
+  // per_fold ("spyre"): every instruction pays its own preload and drain: 2 * 392.
+  cfg.pt_fill_drain = "per_fold";
+  EXPECT_EQ(busy(run_two(cfg, 20, 128, 16), 0, "pt0"), 2u * 392u);
+  // The closed form the compiler's timeline shares: alone, chained, and a run of them.
+  cfg.pt_fill_drain = "overlap";
+  const auto f16 = isa::DType::F16;
+  EXPECT_EQ(arch::pt_mm_cycles(cfg, 20, 128, 16, f16), 158);
+  EXPECT_EQ(arch::pt_mm_cycles(cfg, 20, 128, 16, f16, 20), 80);
+  EXPECT_EQ(arch::pt_mm_chained_cycles(cfg, 20, 128, 16, f16), 80);
+  // A pt.mm starting after the array went idle (not the last completion) pays everything.
+  arch::PtPipe pipe;
+  const isa::Instr in = pt_mm(0, 640, 4736, 20, 128, 16, 16, 128, 128, 0, f16);
+  EXPECT_EQ(pipe.start(cfg, in, 0), 158);
+  EXPECT_EQ(pipe.start(cfg, in, 158), 80);
+  EXPECT_EQ(pipe.start(cfg, in, 300), 158);
+}
+
 TEST(PtArray, InputStationaryFoldsOverKAndM) {
   auto cfg = overlap_config();
   cfg.pt_dataflow = "is";

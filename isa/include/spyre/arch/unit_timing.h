@@ -25,6 +25,12 @@
 //   preload and the last drain are exposed:
 //     cycles = P + (folds - 1) * max(T, P) + T + D    (os: folds * k_eff + R + C - 2)
 //   Both equal P + T + D for one fold.
+//   Overlap holds across instructions too: a pt.mm that starts the cycle the array's previous
+//   pt.mm completes (nothing between them but satisfied syncs) had its weights shifted in under
+//   that one's last stream T', and its stream follows that stream while that one drains. So
+//   it completes max(0, P - T') + (folds - 1) * max(T, P) + T after the previous completion:
+//   the pipeline's exact completion, with no P or D of its own. (Data its syncs released
+//   within the previous pt.mm's last P cycles would preload later: not modelled.)
 //   SCALE-Sim v3 reports the 0-based index of the last compute cycle ("Total Cycles" in
 //   COMPUTE_REPORT.csv = number of demand rows - 1), i.e. these cycles minus 1.
 //
@@ -156,14 +162,57 @@ inline PtFolds pt_folds(const ArchConfig& cfg, int64_t m, int64_t n, int64_t k, 
   return f;
 }
 
-// Cycles the PT array is busy with one pt.mm (0 when it has no work).
-inline int64_t pt_mm_cycles(const ArchConfig& cfg, int64_t m, int64_t n, int64_t k, isa::DType dt) {
+// The rows of m one fold holds, the unit in which a tile's rows are cut between the corelets
+// without an extra fold: os maps m on the array's R rows, is on its C columns; ws streams m
+// (T = m), so any cut costs nothing.
+inline int64_t pt_m_rows(const ArchConfig& cfg) {
+  switch (pt_dataflow(cfg)) {
+    case PtDataflow::OS: return cfg.pt_rows;
+    case PtDataflow::WS: return 1;
+    case PtDataflow::IS: return cfg.pt_lanes;
+  }
+  return cfg.pt_rows;
+}
+
+// Cycles the PT array is busy with one pt.mm (0 when it has no work). `after`: the last stream
+// T' of the pt.mm the array completed the cycle this one starts, or -1 (none; or per_fold,
+// where every instruction pays its own preload and drain).
+inline int64_t pt_mm_cycles(const ArchConfig& cfg, int64_t m, int64_t n, int64_t k, isa::DType dt,
+                            int64_t after = -1) {
   const PtFolds f = pt_folds(cfg, m, n, k, dt);
   if (f.folds <= 0) return 0;
   const int64_t P = f.preload_cycles, T = f.stream_cycles, D = f.drain_cycles;
   if (pt_fill_per_fold(cfg)) return f.folds * (P + T + D);
-  return P + (f.folds - 1) * std::max(T, P) + T + D;
+  const int64_t stream = (f.folds - 1) * std::max(T, P) + T;
+  return after >= 0 ? std::max<int64_t>(0, P - after) + stream : P + stream + D;
 }
+
+// Cycles of each of a run of identical pt.mm back to back after the first (the first pays
+// pt_mm_cycles): under pt.fill_drain = overlap, each follows the one before it.
+inline int64_t pt_mm_chained_cycles(const ArchConfig& cfg, int64_t m, int64_t n, int64_t k,
+                                    isa::DType dt) {
+  return pt_mm_cycles(cfg, m, n, k, dt, pt_folds(cfg, m, n, k, dt).stream_cycles);
+}
+
+// The PT array's pipeline across instructions, as the simulator and the compiler's timeline
+// both keep it per array (pt.fill_drain = overlap): when its last pt.mm completed and that
+// one's last stream.
+struct PtPipe {
+  double end = -1;
+  int64_t stream = 0;
+  // Cycles of pt.mm `in` starting at `start` (chained when `start` is the last completion);
+  // remembers it as completing after them (a caller whose unit finishes later, waiting for LX
+  // banks, sets `end` itself).
+  int64_t start(const ArchConfig& cfg, const isa::Instr& in, double start) {
+    const int64_t m = SPYRE_OPERAND(in, "m"), n = SPYRE_OPERAND(in, "n"),
+                  k = SPYRE_OPERAND(in, "k");
+    const auto dt = static_cast<isa::DType>(SPYRE_OPERAND(in, "dt"));
+    const int64_t c = pt_mm_cycles(cfg, m, n, k, dt, start == end ? stream : -1);
+    end = start + static_cast<double>(c);
+    stream = pt_folds(cfg, m, n, k, dt).stream_cycles;
+    return c;
+  }
+};
 
 inline int64_t pt_mm_cycles(const ArchConfig& cfg, const isa::Instr& in) {
   return pt_mm_cycles(cfg, SPYRE_OPERAND(in, "m"), SPYRE_OPERAND(in, "n"), SPYRE_OPERAND(in, "k"),

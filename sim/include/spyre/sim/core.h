@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "spyre/arch/unit_timing.h"
 #include "spyre/isa/loops.h"
 #include "spyre/sim/dma.h"
 #include "spyre/sim/env.h"
@@ -104,6 +105,7 @@ class Core {
     Cycle wait_since = 0;
     bool pump_pending = false;
     QueueStats st;
+    arch::PtPipe pt_pipe;  // a PT queue's array: its last pt.mm (unit_timing.h)
     int track = -1;
     // tracing only: the last completed instruction's start, and flows into the next launch
     bool has_last = false;
