@@ -234,11 +234,14 @@ void CompileOptions::set(const std::string& key, const std::string& value) {
     return;
   }
   if (key == "debug.conv_halo") {
-    static const std::map<std::string, ConvHalo> kinds = {
-        {"auto", ConvHalo::Auto}, {"halo", ConvHalo::Halo}, {"taps", ConvHalo::Taps}};
+    static const std::map<std::string, ConvHalo> kinds = {{"auto", ConvHalo::Auto},
+                                                          {"halo", ConvHalo::Halo},
+                                                          {"taps", ConvHalo::Taps},
+                                                          {"wide", ConvHalo::Wide}};
     auto it = kinds.find(value);
     if (it == kinds.end())
-      throw Error("compiler.debug.conv_halo", "expected auto, halo or taps, got '" + value + "'");
+      throw Error("compiler.debug.conv_halo",
+                  "expected auto, halo, wide or taps, got '" + value + "'");
     debug.conv_halo = it->second;
     return;
   }
@@ -313,7 +316,7 @@ bool CompileDebug::forces(size_t decision) const {
 
 nlohmann::json CompileOptions::to_json() const {
   static const char* errs[] = {"none", "shift", "shrink", "overlap"};
-  static const char* halos[] = {"auto", "halo", "taps"};
+  static const char* halos[] = {"auto", "halo", "taps", "wide"};
   nlohmann::json force =
       debug.force_all_fusions ? nlohmann::json("all") : nlohmann::json(debug.force_fusion);
   return {{"cores", cores},

@@ -23,6 +23,7 @@
 #include <optional>
 #include <vector>
 
+#include "spyre/arch/unit_timing.h"
 #include "spyre/compiler/cost.h"
 #include "spyre/compiler/emit.h"
 #include "spyre/compiler/epilogue.h"
@@ -127,6 +128,11 @@ void lower_conv(Kernel& k) {
   // kernel's reach) is loaded once per input-channel chunk and every tap multiplies a shifted
   // view of it (one pt.mm per output row, lda = stride x tk), instead of one strided load per
   // tap: KH x KW fewer input bytes for the price of the halo and smaller matmuls.
+  // wide (a halo at stride 1, no fused epilogue, channels-last output): the tile's output rows
+  // are computed as wide as the halo's (hw = tw + (KW - 1) x dilation pixels, the last
+  // (KW - 1) x dilation of each row junk), so that a tap's shifted view is one contiguous run
+  // of (t_oh - 1) x hw + tw halo pixels: one pt.mm per tap instead of one per output row, at
+  // the price of the junk columns' MACs. The store skips the junk.
   // tb > 1: a tile of tb whole images (t_oh = OH, tw = OW, no halo), their pixels the GEMM
   // rows one after the other, so that a small feature map (7 x 7 at batch 64) still fills the
   // PT rows and each weight block serves tb images instead of one.
@@ -134,19 +140,35 @@ void lower_conv(Kernel& k) {
     int64_t t_oh, tw, tn, tk;
     bool halo = false;
     int64_t tb = 1;
+    bool wide = false;
   };
   auto halo_h = [&](int64_t th) { return (th - 1) * stride[0] + (KH - 1) * dil[0] + 1; };
   auto halo_w = [&](int64_t twa) { return (twa - 1) * stride[1] + (KW - 1) * dil[1] + 1; };
-  auto lx_bytes = [&](const Tiling& t) {
-    const int64_t tm = t.tb * t.t_oh * t.tw, tn_ = t.tn, tk_ = t.tk;
+  const bool wide_ok = KH * KW > 1 && stride[0] == 1 && stride[1] == 1 && !ep && !planar;
+  // Accumulator rows of a tile of th output rows of twa pixels (wide: halo-wide rows, the last
+  // one's junk left out).
+  auto acc_rows = [&](bool wide, int64_t th, int64_t twa) {
+    return wide ? (th - 1) * halo_w(twa) + twa : th * twa;
+  };
+  // Weights kept in LX: when a tile covers every output channel (one group), every tile's K
+  // steps multiply the same KH x KW x chunks weight slices, so each core loads each slice once
+  // (with its first tile) instead of once per tile, where they fit beside the tile's slots.
+  auto w_slices = [&](const Tiling& t) { return KH * KW * ceil_div(ICg, t.tk); };
+  auto slots_bytes = [&](const Tiling& t, bool resident) {
+    const int64_t tm = t.tb * acc_rows(t.wide, t.t_oh, t.tw), tn_ = t.tn, tk_ = t.tk;
     const int64_t a_rows = t.halo ? halo_h(t.t_oh) * halo_w(t.tw) : tm;
-    int64_t ws = 2 * round_up(a_rows * tk_ * es, 128) + 2 * round_up(tn_ * tk_ * es, 128) +
+    int64_t ws = 2 * round_up(a_rows * tk_ * es, 128) +
+                 (resident ? w_slices(t) : 2) * round_up(tn_ * tk_ * es, 128) +
                  2 * round_up(tm * tn_ * 4, 128);
     if (!out_f32 || planar) ws += 2 * round_up(tm * tn_ * esO, 128);
     if (has_bias) ws += 2 * round_up(tn_ * esB, 128) + 4 * round_up(tn_ * 4, 128);
     if (ep) ws += epilogue_lx_bytes(*ep, tm, tn_);
     return ws;
   };
+  auto resident = [&](const Tiling& t) {
+    return groups == 1 && t.tn >= OCg && slots_bytes(t, true) <= k.lx_budget();
+  };
+  auto lx_bytes = [&](const Tiling& t) { return slots_bytes(t, resident(t)); };
   // Shrinks a tiling until it fits LX; false when even the smallest does not.
   auto fit = [&](Tiling& t) {
     while (lx_bytes(t) > k.lx_budget()) {
@@ -187,8 +209,8 @@ void lower_conv(Kernel& k) {
   // --- one lowering of the whole convolution with tiling t into kk's streams and report
   auto emit = [&](Kernel& kk, const Tiling& tt) {
     const int64_t t_oh = tt.t_oh, tw = tt.tw, tn = tt.tn, tk = tt.tk, tb = tt.tb;
-    const bool halo = tt.halo;
-    const int64_t tm = tb * t_oh * tw;
+    const bool halo = tt.halo, wide = tt.wide;
+    const int64_t tm = tb * acc_rows(wide, t_oh, tw);  // accumulator rows
 
     std::vector<Tile4> tiles;
     for (int64_t g = 0; g < groups; ++g)
@@ -202,13 +224,14 @@ void lower_conv(Kernel& k) {
     const int64_t cores_used = std::min<int64_t>(cfg.cores, T);
 
     // --- LX plan (the same on every core)
-    int64_t A_slot[2], B_slot[2], C_slot[2], O_slot[2] = {0, 0}, bias16[2] = {0, 0},
-                                             bias32[2][2] = {};
-    for (int s = 0; s < 2; ++s) {
+    int64_t A_slot[2], C_slot[2], O_slot[2] = {0, 0}, bias16[2] = {0, 0}, bias32[2][2] = {};
+    const bool wres = resident(tt);
+    std::vector<int64_t> B_slot(static_cast<size_t>(wres ? w_slices(tt) : 2));
+    for (int s = 0; s < 2; ++s)
       A_slot[s] =
           kk.lx.alloc("A" + std::to_string(s), (halo ? halo_h(t_oh) * halo_w(tw) : tm) * tk * es);
-      B_slot[s] = kk.lx.alloc("B" + std::to_string(s), tn * tk * es);
-    }
+    for (size_t s = 0; s < B_slot.size(); ++s)
+      B_slot[s] = kk.lx.alloc((wres ? "W" : "B") + std::to_string(s), tn * tk * es);
     for (int s = 0; s < 2; ++s) {
       C_slot[s] = kk.lx.alloc("acc" + std::to_string(s), tm * tn * 4);
       if (!out_f32 || planar) O_slot[s] = kk.lx.alloc("out" + std::to_string(s), tm * tn * esO);
@@ -229,7 +252,8 @@ void lower_conv(Kernel& k) {
     }
 
     auto split_rows = [&](int64_t mt) {  // corelet row split of a tile
-      int64_t h = cfg.corelets < 2 ? mt : std::min(mt, round_up(ceil_div(mt, 2), cfg.pt_rows));
+      int64_t h =
+          cfg.corelets < 2 ? mt : std::min(mt, round_up(ceil_div(mt, 2), arch::pt_m_rows(cfg)));
       return std::array<std::pair<int64_t, int64_t>, 2>{std::make_pair(int64_t{0}, h),
                                                         std::make_pair(h, mt)};
     };
@@ -274,12 +298,18 @@ void lower_conv(Kernel& k) {
       if (!halo)
         for (size_t i = 0; i < steps.size(); ++i) steps[i].a = i % 2;
       steps_total += static_cast<int64_t>(steps.size());
+      // The weight slot of step i, and whether this core has loaded it (kept weights).
+      std::vector<char> w_loaded(B_slot.size(), 0);
+      auto b_slot = [&](size_t i) {
+        const Step& s = steps[i];
+        return wres ? static_cast<size_t>(((s.c0 / tk) * KH + s.kh) * KW + s.kw) : i % 2;
+      };
       auto emit_loads = [&](size_t i) {
         const Step& s = steps[i];
         const Tile4& tl = tiles[static_cast<size_t>(s.t)];
         const int64_t th = tl.oh1 - tl.oh0, twa = tl.ow1 - tl.ow0, mt = tl.nb * th * twa;
         const int64_t nt = tl.oc1 - tl.oc0, kt = s.c1 - s.c0;
-        const int64_t as = A_slot[s.a], bs = B_slot[i % 2];
+        const int64_t as = A_slot[s.a], bs = B_slot[b_slot(i)];
         if (halo && s.load_a) {
           // The halo block [hh rows][hw cols][tk] of input rows from oh0*s_h - p_h and columns
           // from ow0*s_w - p_w; zero where it reaches into the padding.
@@ -326,10 +356,13 @@ void lower_conv(Kernel& k) {
         const int64_t oc = tl.g * OCg + tl.oc0;
         const uint64_t wdram =
             kk.dram_addr(Wv.buffer, Wv.offset + oc * wO + s.c0 * wI + s.kh * wKH + s.kw * wKW);
-        if (wI == 1 || kt == 1)
-          em.load(wdram, bs, DmaShape{kt * es, nt, wO * es, tk * es});
-        else
-          em.load(wdram, bs, DmaShape{es, kt, wI * es, es, nt, wO * es, tk * es});
+        if (!wres || !w_loaded[b_slot(i)]) {
+          w_loaded[b_slot(i)] = 1;
+          if (wI == 1 || kt == 1)
+            em.load(wdram, bs, DmaShape{kt * es, nt, wO * es, tk * es});
+          else
+            em.load(wdram, bs, DmaShape{es, kt, wI * es, es, nt, wO * es, tk * es});
+        }
         if (ep && s.first) {
           auto halves = split_rows(mt);
           for (int cl = 0; cl < 2; ++cl) {
@@ -353,7 +386,20 @@ void lower_conv(Kernel& k) {
         const Tile4& tl = tiles[static_cast<size_t>(s.t)];
         const int64_t th = tl.oh1 - tl.oh0, twa = tl.ow1 - tl.ow0, mt = tl.nb * th * twa;
         const int64_t nt = tl.oc1 - tl.oc0, kt = s.c1 - s.c0;
-        const int64_t as = A_slot[s.a], bs = B_slot[i % 2], cslot = C_slot[s.t % 2];
+        const int64_t as = A_slot[s.a], bs = B_slot[b_slot(i)], cslot = C_slot[s.t % 2];
+        if (wide) {  // one pt.mm per tap over the tile's halo-wide rows
+          const int64_t hw = halo_w(twa);
+          const int64_t a = as + (s.kh * dil[0] * hw + s.kw * dil[1]) * tk * es;
+          auto halves = split_rows(acc_rows(true, th, twa));
+          for (int cl = 0; cl < 2; ++cl) {
+            auto [h0, h1] = halves[static_cast<size_t>(cl)];
+            if (h1 > h0)
+              em.mm(cl, a + h0 * tk * es, bs, cslot + h0 * tn * 4, h1 - h0, nt, kt, tk, tk, tn, dt,
+                    !s.first, true);
+          }
+          macs += th * twa * nt * kt;
+          return;
+        }
         if (halo) {  // one pt.mm per output row: its pixels are stride[1] halo columns apart
           const int64_t hw = halo_w(twa), half = cfg.corelets < 2 ? th : ceil_div(th, 2);
           for (int64_t r = 0; r < th; ++r) {
@@ -378,7 +424,7 @@ void lower_conv(Kernel& k) {
         const int64_t th = tl.oh1 - tl.oh0, twa = tl.ow1 - tl.ow0, mt = tl.nb * th * twa;
         const int64_t nt = tl.oc1 - tl.oc0;
         const int64_t cp = s.t % 2;
-        auto halves = split_rows(mt);
+        auto halves = split_rows(wide ? acc_rows(true, th, twa) : mt);
         for (int cl = 0; cl < 2; ++cl) {
           auto [h0, h1] = halves[static_cast<size_t>(cl)];
           const int64_t nr = h1 - h0;
@@ -418,8 +464,9 @@ void lower_conv(Kernel& k) {
         }
         const int64_t src = out_f32 ? C_slot[cp] : O_slot[cp];
         const int64_t es_src = out_f32 ? 4 : esO;
+        const int64_t pitch = wide ? halo_w(twa) : twa;  // accumulator pixels per output row
         em.store(src, dram,
-                 DmaShape{nt * esO, twa, oW * esO, tn * es_src, th, oH * esO, twa * tn * es_src,
+                 DmaShape{nt * esO, twa, oW * esO, tn * es_src, th, oH * esO, pitch * tn * es_src,
                           tl.nb, oN * esO, img * tn * es_src});
       };
       if (steps.empty()) continue;
@@ -439,8 +486,9 @@ void lower_conv(Kernel& k) {
         {"kh", KH},         {"kw", KW},       {"oh", OH},       {"ow", OW}, {"groups", groups},
         {"stride", stride}, {"padding", pad}, {"dilation", dil}};
     kk.report["gemm"] = {{"m", N * OH * OW}, {"n", OCg}, {"k", ICg * KH * KW}, {"gemms", groups}};
-    kk.report["tiles"] = {{"t_oh", t_oh}, {"tw", tw},     {"tm", tm}, {"tn", tn},
-                          {"tk", tk},     {"halo", halo}, {"tb", tb}};
+    kk.report["tiles"] = {{"t_oh", t_oh}, {"tw", tw},     {"tm", tm},
+                          {"tn", tn},     {"tk", tk},     {"halo", halo},
+                          {"tb", tb},     {"wide", wide}, {"weights_kept", wres}};
     kk.report["split"] = {
         {"output_tiles", T}, {"cores_used", cores_used}, {"k_steps", steps_total}};
     kk.report["macs"] = macs;
@@ -456,15 +504,17 @@ void lower_conv(Kernel& k) {
       Tiling t{std::min(th, OH), ep ? OW : std::min<int64_t>(OW, 256), std::min(tn0, OCg),
                std::min<int64_t>(ICg, 256)};
       if (t.t_oh * t.tw > 1024) continue;
-      for (bool h : {false, true}) {
-        if (h && KH * KW == 1) continue;  // a 1x1 tap reads its pixels exactly already
+      for (int h = 0; h < 3; ++h) {           // taps, halo, wide halo
+        if (h > 0 && KH * KW == 1) continue;  // a 1x1 tap reads its pixels exactly already
+        if (h == 2 && !wide_ok) continue;
         Tiling u = t;
-        u.halo = h;
+        u.halo = h > 0;
+        u.wide = h == 2;
         if (!fit(u)) continue;
         bool seen = false;
         for (const auto& c : cands)
           seen = seen || (c.t_oh == u.t_oh && c.tw == u.tw && c.tn == u.tn && c.tk == u.tk &&
-                          c.halo == u.halo);
+                          c.halo == u.halo && c.wide == u.wide);
         if (!seen) cands.push_back(u);
       }
     }
@@ -479,10 +529,10 @@ void lower_conv(Kernel& k) {
     }
   const ConvHalo halo = k.ctx.opts.debug.conv_halo;
   if (halo != ConvHalo::Auto && KH * KW > 1) {
-    const bool want = halo == ConvHalo::Halo;
+    const bool want = halo != ConvHalo::Taps, want_wide = halo == ConvHalo::Wide;
     std::vector<Tiling> keep;
     for (const auto& c : cands)
-      if (c.halo == want) keep.push_back(c);
+      if (c.halo == want && c.wide == want_wide) keep.push_back(c);
     if (!keep.empty()) cands = keep;
   }
   // A floor under a tiling's prediction, for skipping what cannot win without lowering it:

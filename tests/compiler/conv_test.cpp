@@ -65,7 +65,7 @@ TEST_P(Conv, MatchesReference) {
   const ConvCase& c = GetParam();
   const nlohmann::json ir = conv_ir(c);
   auto cfg = arch::load_arch("tiny");
-  for (const char* mode : {"auto", "halo", "taps"}) {
+  for (const std::string mode : {"auto", "halo", "wide", "taps"}) {
     CompileOptions opts;
     opts.set("debug.conv_halo", mode);
     const CompileResult r = compile(ir, cfg, opts, c.name + ".json");
@@ -104,15 +104,48 @@ TEST_P(Conv, MatchesReference) {
     // fp16 output: one ulp of the largest values plus the fp32/double accumulation difference.
     EXPECT_LE(err, top * std::ldexp(1.0, -10) + 1e-3 * rms);
     EXPECT_EQ(r.report["kernels"][0]["unit"], "pt");
-    if (std::string(mode) != "auto" && c.kh * c.kw > 1) {
-      EXPECT_EQ(r.report["kernels"][0]["tiles"]["halo"].get<bool>(), std::string(mode) == "halo");
+    const nlohmann::json& tiles = r.report["kernels"][0]["tiles"];
+    if ((mode == "halo" || mode == "taps") && c.kh * c.kw > 1) {
+      EXPECT_EQ(tiles["halo"].get<bool>(), mode == "halo");
+      EXPECT_FALSE(tiles["wide"].get<bool>());
+    }
+    // Halo-wide rows where the stride is 1 (elsewhere the option leaves every tiling).
+    if (mode == "wide" && c.kh * c.kw > 1 && c.stride[0] == 1 && c.stride[1] == 1) {
+      EXPECT_TRUE(tiles["halo"].get<bool>());
+      EXPECT_TRUE(tiles["wide"].get<bool>());
     }
     // Small feature maps in a batch: tiles of whole images (the last one partial), unless
     // the halo is forced (a halo tile holds one image).
-    if (c.name == "batch_images" && std::string(mode) != "halo") {
+    if (c.name == "batch_images" && mode != "halo" && mode != "wide") {
       EXPECT_GT(r.report["kernels"][0]["tiles"]["tb"].get<int64_t>(), 1);
     }
   }
+}
+
+// Weights kept in LX: one core with several tiles that each cover every output channel loads
+// each weight slice once, where it used to load every slice again for every tile. Counted over
+// the program's weight loads (hardware loops off, so each load is one instruction).
+TEST(ConvWeights, OneCoreLoadsEachWeightSliceOnceAcrossItsTiles) {
+  const ConvCase c{"kept", 4, 32, 12, 12, 32, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, false, true};
+  const nlohmann::json ir = conv_ir(c);
+  CompileOptions opts;
+  opts.set("cores", "1");
+  opts.set("hw_loops", "off");
+  const CompileResult r = compile(ir, arch::load_arch("tiny"), opts, "kept.json");
+  const nlohmann::json& k = r.report["kernels"][0];
+  ASSERT_TRUE(k["tiles"]["weights_kept"].get<bool>()) << k["tiles"].dump();
+  ASSERT_GT(k["split"]["output_tiles"].get<int64_t>(), 1) << k["split"].dump();
+  const TensorBinding& w = r.inputs.at(1);
+  const int64_t w_bytes = c.oc * c.c * c.kh * c.kw * 2;
+  const uint64_t lo = w.dram_addr, hi = lo + static_cast<uint64_t>(w_bytes);
+  int64_t loaded = 0;
+  for (const isa::Instr& in : r.program.cores.at(0)) {
+    if (in.op != isa::Opcode::DmaLoad) continue;
+    const auto d = static_cast<uint64_t>(in.get("dram"));
+    if (d >= lo && d < hi)
+      loaded += in.get("bytes") * in.get("rows") * in.get("reps") * in.get("outer");
+  }
+  EXPECT_EQ(loaded, w_bytes);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -128,6 +161,8 @@ INSTANTIATE_TEST_SUITE_P(
         ConvCase{"asym_grouped", 3, 16, 11, 13, 8, 5, 3, {2, 1}, {2, 0}, {1, 2}, 4, true, false},
         // Eleven 5 x 5 images: tiles of several whole images, the last one partial; bias.
         ConvCase{"batch_images", 11, 24, 5, 5, 40, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, true, true},
+        // Dilation 2 at stride 1 (halo-wide rows reach two pixels per tap), bias.
+        ConvCase{"dilated", 2, 16, 8, 10, 24, 3, 3, {1, 1}, {2, 2}, {2, 2}, 1, true, true},
         // 1x1, stride 2, no padding, depthwise.
         ConvCase{"depthwise_1x1", 1, 12, 9, 9, 12, 1, 1, {2, 2}, {0, 0}, {1, 1}, 12, false, true}),
     [](const ::testing::TestParamInfo<ConvCase>& i) { return i.param.name; });

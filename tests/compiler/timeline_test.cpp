@@ -211,7 +211,7 @@ TEST(CostChannels, ChannelXorSpreadsRowsAPowerOfTwoApart) {
 // met it in its tiling search (the compile never ended; now it takes seconds).
 TEST(TimelineDram, TheLastBytesOfATransferCompleteFarIntoALongKernel) {
   const auto cfg = arch::load_arch("tpuv3", {"dma.max_outstanding=128"});
-  const CompileResult r = compile(test::load_golden("bench/fidelity/conv_64x14x14x256x256x3x1x1"), cfg);
+  const CompileResult r = compile(test::load_golden("conv_nchw_64x14x14x256x256x3x1x1"), cfg);
   EXPECT_EQ(r.program.cores.size(), 1u);
   EXPECT_GT(r.report.at("totals").at("predicted_cycles").get<int64_t>(), 0);
 }

@@ -7,6 +7,8 @@ import importlib.util
 import json
 import math
 
+import torch
+
 from conftest import ROOT
 
 spec = importlib.util.spec_from_file_location(
@@ -59,6 +61,9 @@ def test_every_tpuv3_workload_has_a_graph_and_runs_on_the_tpuv3_preset():
     case = bench.fk.case("conv_64x7x7x512x512x3x1x1")
     x, w = case.make_inputs()
     assert tuple(x.shape) == (64, 512, 7, 7) and tuple(w.shape) == (512, 512, 3, 3)
+    # Channels-last, as XLA lays a TPU convolution's operands out: no layout copies.
+    assert x.is_contiguous(memory_format=torch.channels_last)
+    assert w.is_contiguous(memory_format=torch.channels_last)
     assert tuple(case.fn(x, w).shape) == (64, 512, 7, 7)
     r = bench.simulate("mm_256x256_n256", [], 1, "tpuv3")
     assert r["cycles"] > 256 ** 3 / (2 * 128 * 128)  # no faster than the two arrays' peak

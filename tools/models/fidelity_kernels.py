@@ -113,13 +113,18 @@ def graphs_per_call(row: dict) -> int:
 
 def _conv(key: str) -> OpCase | None:
     """tpuv3_measured.csv's `conv_N x H x W x Cin x Cout x kernel x stride x pad`: a 2-D
-    convolution of an NCHW fp16 input, no bias."""
+    convolution of an fp16 input, no bias. Input and weights are channels-last (NHWC, OHWI):
+    on the TPU, XLA's layout assignment picks the operands' layouts for the convolution (JAX's
+    default is NHWC), so the measured kernel has no layout copies around it, and Inductor's
+    graph of channels-last operands holds the convolution alone."""
     m = re.fullmatch(r"conv_(\d+)x(\d+)x(\d+)x(\d+)x(\d+)x(\d+)x(\d+)x(\d+)", key)
     if not m:
         return None
     n, h, w, ci, co, k, st, pad = (int(v) for v in m.groups())
+    last = torch.channels_last
     return OpCase(lambda x, wt: torch.nn.functional.conv2d(x, wt, stride=st, padding=pad),
-                  _seeded(lambda: (_rand(n, ci, h, w), _rand(co, ci, k, k) * 0.1)))
+                  _seeded(lambda: (_rand(n, ci, h, w).to(memory_format=last),
+                                   (_rand(co, ci, k, k) * 0.1).to(memory_format=last))))
 
 
 def case(key: str) -> OpCase:

@@ -24,9 +24,10 @@ enum class LxPlanError {
   Overlap,  // the allocator places each kernel's second buffer on top of its first
 };
 // Which convolution tilings the search may pick (`compiler.debug.conv_halo`; tests force each
-// path): auto any, halo only halo tilings (kernels with more than one tap), taps only one
-// strided load per tap (lower/conv.cpp).
-enum class ConvHalo { Auto, Halo, Taps };
+// path): auto any, halo only halo tilings with one pt.mm per output row (kernels with more
+// than one tap), wide only halo tilings with halo-wide rows (stride 1, no fused epilogue),
+// taps only one strided load per tap (lower/conv.cpp).
+enum class ConvHalo { Auto, Halo, Taps, Wide };
 // How a layout copy is lowered (`compiler.layout_copy`): the cost model's choice, or forced.
 enum class LayoutCopyMode { Auto, Transpose, Loops };
 // "auto", "transpose" or "loops"; spyre::Error naming compiler.layout_copy otherwise.
@@ -95,7 +96,7 @@ struct CompileOptions {
   // `compiler.cost.<name>`: the cost model's constants (cost.h).
   CostParams cost;
   // `compiler.debug.lx_plan_error=none|shift|shrink|overlap`,
-  // `compiler.debug.force_fusion=none|all|i,j,...`, `compiler.debug.conv_halo=auto|halo|taps`.
+  // `compiler.debug.force_fusion=none|all|i,j,...`, `compiler.debug.conv_halo=auto|halo|wide|taps`.
   CompileDebug debug;
   nlohmann::json to_json() const;  // the report's `options`
 };
