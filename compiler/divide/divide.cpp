@@ -390,8 +390,9 @@ std::vector<MatmulGrid> search_matmul_grid(const MatmulShape& s, const arch::Arc
         x.first_tile_cycles + static_cast<int64_t>(std::ceil(rest)) + x.overhead_cycles + chain;
   };
   // The kernel prediction picks among the first kShortlist (matmul.cpp): the best tiling of
-  // each of the best splits, and where fewer splits exist (one core, a forced split) the next
-  // tilings of those splits, so that the timeline, not the closed form alone, picks the tiles.
+  // each of the best splits, and where fewer splits exist (one core, a forced split) those
+  // splits' best tilings of other K step depths, so that the timeline, not the closed form
+  // alone, picks the tiles.
   constexpr size_t kShortlist = 4;
   std::vector<MatmulGrid> all, next_tilings;
   auto consider = [&](int64_t gb, int64_t gm, int64_t gn, int64_t gk, bool is_forced) {
@@ -416,7 +417,7 @@ std::vector<MatmulGrid> search_matmul_grid(const MatmulShape& s, const arch::Arc
     if (g.cores_used > cfg.cores) return;
     const int64_t lm = s.m - (g.gm - 1) * g.mb, ln = s.n - (g.gn - 1) * g.nb,
                   lk = s.k - (g.gk - 1) * g.kb;
-    std::vector<MatmulGrid> best;  // this split's best tilings, best first
+    std::vector<MatmulGrid> best;  // this split's best tiling per K step, best first
     // A forced tile extent (clamped to the block) replaces that dimension's candidates.
     auto extents = [](int64_t forced_t, int64_t extent, int64_t unit, int64_t cap) {
       return forced_t > 0 ? std::vector<int64_t>{std::min(forced_t, extent)}
@@ -467,16 +468,24 @@ std::vector<MatmulGrid> search_matmul_grid(const MatmulShape& s, const arch::Arc
                     y.bb * ceil_div(y.mb, y.tm) * ceil_div(y.nb, y.tn) * ceil_div(y.kb, y.tk),
                     y.lead);
               };
-              auto at = std::upper_bound(
-                  best.begin(), best.end(), x,
-                  [&](const MatmulGrid& a, const MatmulGrid& b) { return key(a) < key(b); });
-              if (at - best.begin() < static_cast<std::ptrdiff_t>(kShortlist)) {
-                best.insert(at, x);
-                if (best.size() > kShortlist) best.pop_back();
+              // The best tiling of each K step depth: tilings that differ only in their lead
+              // or a few rows predict alike, the K step trades the PT's drains against DRAM
+              // reuse, which the closed form weighs least surely.
+              auto same = std::find_if(best.begin(), best.end(),
+                                       [&](const MatmulGrid& y) { return y.tk == x.tk; });
+              if (same != best.end()) {
+                if (!(key(x) < key(*same))) continue;
+                best.erase(same);
               }
+              best.insert(std::upper_bound(best.begin(), best.end(), x,
+                                           [&](const MatmulGrid& a, const MatmulGrid& b) {
+                                             return key(a) < key(b);
+                                           }),
+                          x);
             }
           }
     if (best.empty()) return;
+    if (best.size() > kShortlist) best.resize(kShortlist);
     all.push_back(best.front());
     next_tilings.insert(next_tilings.end(), best.begin() + 1, best.end());
   };

@@ -21,6 +21,8 @@ TEST(LxPlan, IntervalsCoverExactlyTheKernelsInstructionsOnEachCore) {
   ASSERT_FALSE(plan["buffers"].empty());
   for (const auto& b : plan["buffers"]) {
     const auto id = b["kernel_id"].get<uint16_t>();
+    // A buffer kept in LX across kernels (`resident`) lives until its last reader's end.
+    const auto last = b.contains("last_kernel_id") ? b["last_kernel_id"].get<uint16_t>() : id;
     EXPECT_EQ(r.program.kernels.at(id), b["kernel"]);
     ASSERT_FALSE(b["live"].empty()) << b.dump();
     for (const auto& l : b["live"]) {
@@ -28,13 +30,17 @@ TEST(LxPlan, IntervalsCoverExactlyTheKernelsInstructionsOnEachCore) {
       const auto code = isa::expand_stream(r.program.cores.at(l[0].get<size_t>()));
       const auto lo = l[1].get<size_t>(), hi = l[2].get<size_t>();
       ASSERT_LT(hi, code.size());
-      for (size_t pc = lo; pc <= hi; ++pc) EXPECT_EQ(code[pc].kernel, id) << "pc " << pc;
+      for (size_t pc = lo; pc <= hi; ++pc) {
+        EXPECT_GE(code[pc].kernel, id) << "pc " << pc;
+        EXPECT_LE(code[pc].kernel, last) << "pc " << pc;
+      }
       // The interval ends at the kernel's barrier (halt for the last) and starts right after
       // the previous kernel's.
       EXPECT_TRUE(code[hi].op == isa::Opcode::Barrier || code[hi].op == isa::Opcode::Halt);
       if (lo > 0) {
         EXPECT_NE(code[lo - 1].kernel, id);
       }
+      EXPECT_EQ(code[hi].kernel, last) << b.dump();
     }
   }
 }

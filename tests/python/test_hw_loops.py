@@ -53,8 +53,15 @@ def test_loop_spans_carry_dyn_and_validate_clean(cli, tmp_path, capsys):
     assert key(spans) == key(_instr_spans(trace_off))
     assert all("dyn" not in e["args"] for e in _instr_spans(trace_off))
     # Loop words cost a little sequencer time (at most a cycle each on tiny) and nothing else.
-    words = sum(c["sequencer"]["loop_words"] for c in on["stats"]["chip"]["cores"])
-    assert words > 0 and abs(on["cycles"] - off["cycles"]) <= words
+    # Measured over the one-server DRAM: the LPDDR5 model's FR-FCFS choice across cores turns a
+    # few cycles of issue time into a different order of row hits (here about 700 cycles
+    # either way, more than the loop words), which is the DRAM's sensitivity, not the loops'.
+    fifo = ("dram.impl=fifo",)
+    on_f, _, _ = _run(cli, tmp_path / "on_fifo", "trace.json", *SPLIT, *fifo)
+    off_f, _, _ = _run(cli, tmp_path / "off_fifo", "trace.json", *SPLIT, *fifo,
+                       "compiler.hw_loops=off")
+    words = sum(c["sequencer"]["loop_words"] for c in on_f["stats"]["chip"]["cores"])
+    assert words > 0 and 0 <= on_f["cycles"] - off_f["cycles"] <= words
     for t, r in ((trace, report), (trace_off, report_off)):
         code = tv.main(["validate", str(t), "--report", str(r), "--json", "--skip-fusion"])
         res = json.loads(capsys.readouterr().out)
