@@ -23,3 +23,17 @@ def test_a_gemm_on_tpuv3_matches_eager_and_respects_the_array_peak():
     # compute plus their memory time (tools/bench/fidelity/README.md). A bound that catches a
     # drift, not the fidelity target.
     assert abs(r.cycles - 9490) / 9490 < 0.30, r.cycles
+
+
+def test_a_channels_last_convolution_on_tpuv3_matches_eager_with_halo_wide_rows():
+    # Weight-stationary arrays: the corelets cut a tile's rows anywhere (arch::pt_m_rows), the
+    # taps chain on each array, and a 3x3 stride-1 convolution takes halo-wide rows.
+    torch.manual_seed(0)
+    last = torch.channels_last
+    x = torch.rand(2, 32, 12, 12, dtype=torch.float16).to(memory_format=last)
+    w = (torch.rand(48, 32, 3, 3, dtype=torch.float16) * 0.1).to(memory_format=last)
+    r = spyre_sim.run(lambda a, b: torch.nn.functional.conv2d(a, b, padding=1), (x, w),
+                      arch="tpuv3")
+    assert r.outputs_match is True, str(r)
+    tiles = [k["tiles"] for rep in r.reports for k in rep["kernels"] if k.get("unit") == "pt"]
+    assert tiles and tiles[0]["halo"] and tiles[0]["wide"], tiles
