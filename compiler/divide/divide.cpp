@@ -5,6 +5,7 @@
 #include <cmath>
 #include <initializer_list>
 #include <map>
+#include <mutex>
 #include <tuple>
 
 #include "spyre/arch/unit_timing.h"
@@ -159,6 +160,7 @@ MatmulGrid choose_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
     memo_key.push_back(forced.lead);
     memo_key.push_back(forced.whole_rows);
     memo_key.insert(memo_key.end(), lx_key->begin(), lx_key->end());
+    std::lock_guard<std::mutex> lock(memo->mutex);
     auto it = memo->answers.find(memo_key);
     if (it != memo->answers.end()) {
       if (alternatives) *alternatives = it->second.alternatives;
@@ -171,7 +173,10 @@ MatmulGrid choose_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
   if (alternatives) *alternatives = a.alternatives;
   if (runners_up) runners_up->assign(a.ranked.begin() + 1, a.ranked.end());
   const MatmulGrid g = a.ranked.front();
-  if (memo && lx_key) memo->answers.emplace(memo_key, std::move(a));
+  if (memo && lx_key) {
+    std::lock_guard<std::mutex> lock(memo->mutex);
+    memo->answers.emplace(memo_key, std::move(a));
+  }
   return g;
 }
 

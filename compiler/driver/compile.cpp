@@ -157,6 +157,10 @@ void CompileOptions::set(const std::string& key, const std::string& value) {
     cores = positive_ints(key, value, 1, "N (the cores the work is divided over, >= 1)")[0];
     return;
   }
+  if (key == "threads") {
+    threads = positive_ints(key, value, 1, "N (threads for the fusion pass's trials, >= 1)")[0];
+    return;
+  }
   if (key == "hw_loops") {
     hw_loops = on_off(key, value, "on or off");
     return;
@@ -289,6 +293,7 @@ const std::vector<std::string>& CompileOptions::keys() {
                                              "lx_planning",
                                              "joint_division",
                                              "host_fallback",
+                                             "threads",
                                              "layout_copy",
                                              "cost.dram_efficiency",
                                              "cost.channel_efficiency",

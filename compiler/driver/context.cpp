@@ -2,15 +2,19 @@
 #include "spyre/compiler/context.h"
 
 #include <cstdint>
+#include <mutex>
 
 namespace spyre::compiler {
 
 KernelPrediction predict_kernel(const CompileContext& ctx,
                                 const std::vector<std::vector<isa::Instr>>& per_core,
                                 const arch::ArchConfig& cfg) {
-  if (ctx.predicted_cfg && ctx.predicted_cfg != &cfg)  // not this compile's: no memo
-    return predict(per_core, cfg, ctx.opts.cost);
-  ctx.predicted_cfg = &cfg;
+  {
+    std::lock_guard<std::mutex> lock(ctx.memo_mutex);
+    if (ctx.predicted_cfg && ctx.predicted_cfg != &cfg)  // not this compile's: no memo
+      return predict(per_core, cfg, ctx.opts.cost);
+    ctx.predicted_cfg = &cfg;
+  }
   // Two 64-bit chains over every core's length, opcodes and operands, each word first spread
   // over all 64 bits by a splitmix64 finaliser (so no bit of a word reaches only the top of a
   // chain): FNV-1a of it, and a multiply-xorshift of its sum.
@@ -32,8 +36,13 @@ KernelPrediction predict_kernel(const CompileContext& ctx,
     }
   }
   const auto key = std::make_pair(h1, h2);
-  if (auto it = ctx.predictions.find(key); it != ctx.predictions.end()) return it->second;
-  return ctx.predictions.emplace(key, predict(per_core, cfg, ctx.opts.cost)).first->second;
+  {
+    std::lock_guard<std::mutex> lock(ctx.memo_mutex);
+    if (auto it = ctx.predictions.find(key); it != ctx.predictions.end()) return it->second;
+  }
+  const KernelPrediction p = predict(per_core, cfg, ctx.opts.cost);  // outside the lock
+  std::lock_guard<std::mutex> lock(ctx.memo_mutex);
+  return ctx.predictions.emplace(key, p).first->second;
 }
 
 CompileContext::CompileContext(const CompileOptions& o)

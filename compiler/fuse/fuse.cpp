@@ -3,7 +3,12 @@
 #include "spyre/compiler/fuse.h"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <map>
+#include <set>
+#include <system_error>
+#include <thread>
 
 #include "spyre/compiler/conv.h"
 #include "spyre/compiler/host_call.h"
@@ -267,7 +272,44 @@ FusionPlan plan_fusion(const CompileContext& ctx, const ir::Graph& g, const arch
     if (it == cost.end()) it = cost.emplace(key, trial(grp)).first;
     return it->second;
   };
-  for (const auto& grp : groups) cost_of(grp);  // unsupported nodes fail here, as unfused
+  // Every group's own trial first. They are independent of each other, so they run on up to
+  // compiler.threads threads (the memos they share are locked, context.h); each prediction is
+  // entered in group order, and the first group that cannot lower throws, as unfused.
+  {
+    std::vector<size_t> todo;
+    std::set<std::string> named;
+    for (size_t i = 0; i < groups.size(); ++i)
+      if (named.insert(groups[i].name(g)).second) todo.push_back(i);
+    std::vector<KernelPrediction> preds(todo.size());
+    std::vector<std::exception_ptr> errors(todo.size());
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t t; (t = next.fetch_add(1)) < todo.size();) {
+        try {
+          preds[t] = trial(groups[todo[t]]);
+        } catch (...) {
+          errors[t] = std::current_exception();
+        }
+      }
+    };
+    const size_t helpers =
+        std::min<size_t>({todo.size() / 2, std::max(1u, std::thread::hardware_concurrency()) - 1u,
+                          static_cast<size_t>(std::max<int64_t>(1, ctx.opts.threads)) - 1});
+    std::vector<std::thread> threads;
+    for (size_t h = 0; h < helpers; ++h) {
+      try {
+        threads.emplace_back(work);
+      } catch (const std::system_error&) {  // no thread to be had: the others do its share
+        break;
+      }
+    }
+    work();
+    for (auto& t : threads) t.join();
+    for (size_t t = 0; t < todo.size(); ++t) {
+      if (errors[t]) std::rethrow_exception(errors[t]);
+      cost.emplace(groups[todo[t]].name(g), preds[t]);
+    }
+  }
 
   int64_t taken = 0;
   for (size_t ni = 0; ni < g.nodes.size(); ++ni) {

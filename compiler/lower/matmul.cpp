@@ -10,6 +10,7 @@
 // steps, matmul_emit.cpp emits them (multicast and K-reduction protocol there) and
 // matmul_output.cpp the bias, epilogue and store.
 #include <algorithm>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -225,11 +226,17 @@ void lower_matmul(Kernel& k) {
     key.push_back(k.whole_rows);
     pick_key = key.dump();
   }
-  if (auto it = k.ctx.matmul_pick.find(pick_key);
-      !pick_key.empty() && it != k.ctx.matmul_pick.end()) {
-    grid = it->second.first;
-    verified = it->second.second;
-  } else if (!runners_up.empty()) {
+  bool picked = false;
+  {
+    std::lock_guard<std::mutex> lock(k.ctx.memo_mutex);  // context.h
+    if (auto it = k.ctx.matmul_pick.find(pick_key);
+        !pick_key.empty() && it != k.ctx.matmul_pick.end()) {
+      grid = it->second.first;
+      verified = it->second.second;
+      picked = true;
+    }
+  }
+  if (!picked && !runners_up.empty()) {
     std::vector<MatmulGrid> cands = {searched};
     cands.insert(cands.end(), runners_up.begin(), runners_up.end());
     int64_t best = -1;
@@ -253,6 +260,7 @@ void lower_matmul(Kernel& k) {
       verified.push_back(v);
       if (best < 0 || cycles < best) best = cycles, grid = c;
     }
+    std::lock_guard<std::mutex> lock(k.ctx.memo_mutex);
     k.ctx.matmul_pick.emplace(pick_key, std::make_pair(grid, verified));
   }
   if (!k.rows_plan.empty()) grid.forced = false;  // chosen with the plan, not by the user

@@ -240,6 +240,23 @@ TEST(MatmulSplitOption, BadValuesNameTheKey) {
   EXPECT_EQ(o.matmul_split, (std::array<int64_t, 4>{1, 4, 8, 1}));
 }
 
+// The fusion pass's own-group trials run on compiler.threads threads (fuse.cpp), sharing the
+// compile's memos under a lock: the one-layer GPT-2 block (matmuls, softmax, LayerNorm, 20+
+// groups) compiles to the same program and report on one thread and on two. (On a host with
+// one hardware thread both run on one.)
+TEST(CompileThreads, OneThreadAndTwoGiveTheSameProgramAndReport) {
+  const nlohmann::json ir = test::load_golden("models/gpt2");
+  const auto cfg = arch::load_arch("spyre");
+  CompileOptions one, two;
+  one.set("threads", "1");
+  two.set("threads", "2");
+  const CompileResult a = compile(ir, cfg, one, "gpt2.json"),
+                      b = compile(ir, cfg, two, "gpt2.json");
+  EXPECT_TRUE(a.program == b.program);
+  EXPECT_EQ(a.report.dump(), b.report.dump());
+  EXPECT_GT(a.report["fusion"].size(), 20u);
+}
+
 TEST(CompileOptionKeys, EveryListedKeyIsAcceptedAndOthersAreNot) {
   // keys() feeds the sweep's "did you mean" and the unknown-key message: each listed key must
   // be one set() knows (a bad value is then a complaint about the value, not the key).

@@ -1,9 +1,13 @@
 #pragma once
 // One compile()'s context: its options, parsed once, and what its passes remember across the
 // fusion pass's trial lowerings (the matmul split search's answers). The driver makes it and
-// every pass gets it; no pass reads an option from anywhere else.
+// every pass gets it; no pass reads an option from anywhere else. The memos may be read and
+// filled from several threads (the fusion pass's parallel trials, fuse.cpp) under `memo_mutex`
+// (grid_memo under its own): each answer is a function of its key alone, so which thread
+// computes it first changes nothing.
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +40,7 @@ struct CompileContext {
   // object but the first it saw, which must not change while this context lives.
   mutable std::map<std::pair<uint64_t, uint64_t>, KernelPrediction> predictions;
   mutable const arch::ArchConfig* predicted_cfg = nullptr;
+  mutable std::mutex memo_mutex;  // predictions, predicted_cfg, matmul_pick
 };
 
 // predict(per_core, cfg, ctx.opts.cost), remembered in ctx.predictions.

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -111,6 +112,7 @@ struct GridMemo {
     nlohmann::json alternatives;
   };
   std::map<std::vector<int64_t>, Answer> answers;
+  std::mutex mutex;  // answers, from several threads (context.h)
 };
 
 // Chosen by the cost model over every (gb, gm, gn, gk) with gb*gm*gn*gk <= cores (or the
