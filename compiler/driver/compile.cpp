@@ -23,6 +23,7 @@
 #include "spyre/compiler/lx_plan.h"
 #include "spyre/compiler/lx_residency.h"
 #include "spyre/compiler/matmul_operand_copy.h"
+#include "spyre/compiler/parallel.h"
 #include "spyre/compiler/select.h"
 #include "spyre/compiler/split_reduction.h"
 #include "spyre/compiler/transpose.h"
@@ -432,8 +433,10 @@ CompileResult compile(const nlohmann::json& j, const arch::ArchConfig& chip,
     first[gi].name = kernel_name(g, grp);
     first[gi].reads = group_reads(g, grp);
     first[gi].writes = group_writes(io, g, grp);
-    if (lx_planning) first[gi] = trial(gi, nullptr);
   }
+  // Each kernel's first lowering is its own (parallel.h); the first that fails throws.
+  if (lx_planning)
+    for_each_index(ngroups, opts.threads, [&](size_t gi) { first[gi] = trial(gi, nullptr); });
   // Work division chosen with the plan: a loop kernel may take its producer's rows
   // (lx_residency.h).
   nlohmann::json joint = nlohmann::json::array();

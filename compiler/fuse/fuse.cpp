@@ -3,16 +3,13 @@
 #include "spyre/compiler/fuse.h"
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
 #include <map>
 #include <set>
-#include <system_error>
-#include <thread>
 
 #include "spyre/compiler/conv.h"
 #include "spyre/compiler/host_call.h"
 #include "spyre/compiler/kernel.h"
+#include "spyre/compiler/parallel.h"
 #include "spyre/compiler/select.h"
 #include "spyre/compiler/transpose.h"
 #include "spyre/error.h"
@@ -273,42 +270,17 @@ FusionPlan plan_fusion(const CompileContext& ctx, const ir::Graph& g, const arch
     return it->second;
   };
   // Every group's own trial first. They are independent of each other, so they run on up to
-  // compiler.threads threads (the memos they share are locked, context.h); each prediction is
-  // entered in group order, and the first group that cannot lower throws, as unfused.
+  // compiler.threads threads (parallel.h); each prediction is entered in group order, and the
+  // first group that cannot lower throws, as unfused.
   {
     std::vector<size_t> todo;
     std::set<std::string> named;
     for (size_t i = 0; i < groups.size(); ++i)
       if (named.insert(groups[i].name(g)).second) todo.push_back(i);
     std::vector<KernelPrediction> preds(todo.size());
-    std::vector<std::exception_ptr> errors(todo.size());
-    std::atomic<size_t> next{0};
-    auto work = [&] {
-      for (size_t t; (t = next.fetch_add(1)) < todo.size();) {
-        try {
-          preds[t] = trial(groups[todo[t]]);
-        } catch (...) {
-          errors[t] = std::current_exception();
-        }
-      }
-    };
-    const size_t helpers =
-        std::min<size_t>({todo.size() / 2, std::max(1u, std::thread::hardware_concurrency()) - 1u,
-                          static_cast<size_t>(std::max<int64_t>(1, ctx.opts.threads)) - 1});
-    std::vector<std::thread> threads;
-    for (size_t h = 0; h < helpers; ++h) {
-      try {
-        threads.emplace_back(work);
-      } catch (const std::system_error&) {  // no thread to be had: the others do its share
-        break;
-      }
-    }
-    work();
-    for (auto& t : threads) t.join();
-    for (size_t t = 0; t < todo.size(); ++t) {
-      if (errors[t]) std::rethrow_exception(errors[t]);
-      cost.emplace(groups[todo[t]].name(g), preds[t]);
-    }
+    for_each_index(todo.size(), ctx.opts.threads,
+                   [&](size_t t) { preds[t] = trial(groups[todo[t]]); });
+    for (size_t t = 0; t < todo.size(); ++t) cost.emplace(groups[todo[t]].name(g), preds[t]);
   }
 
   int64_t taken = 0;
