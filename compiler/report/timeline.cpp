@@ -114,6 +114,13 @@ class Timeline {
 
   // Each instruction's closed-form cost (cost.h: instr_cost), per core.
   const std::vector<std::vector<InstrCost>>& costs() const { return cost_; }
+  // After run(): the most time one PT or SFP queue was charged.
+  int64_t compute_busy() const {
+    double most = 0;
+    for (const auto& core : queues_)
+      for (size_t q = 2; q <= 5 && q < core.size(); ++q) most = std::max(most, core[q].busy_cycles);
+    return static_cast<int64_t>(std::ceil(most));
+  }
 
   double run() {
     for (size_t c = 0; c < cores_.size(); ++c) push(0.0, Ev::Seq, static_cast<int>(c), 0);
@@ -150,7 +157,8 @@ class Timeline {
     bool busy = false;
     bool blocked = false;  // the head is a wait on a zero token
     double free_at = 0;
-    arch::PtPipe pt_pipe;  // a PT queue's array: its last pt.mm (unit_timing.h)
+    arch::PtPipe pt_pipe;    // a PT queue's array: its last pt.mm (unit_timing.h)
+    double busy_cycles = 0;  // a unit queue's time charged (a chained pt.mm its streams only)
   };
 
   void push(double t, Ev k, int core, int q, uint64_t v = 0) { events_.push({t, k, core, q, v}); }
@@ -247,6 +255,7 @@ class Timeline {
     }
     double dur = static_cast<double>(cost_[static_cast<size_t>(core)][idx].cycles);  // 0: sync
     if (in.op == Opcode::PtMatmul) dur = static_cast<double>(qu.pt_pipe.start(cfg_, in, now_));
+    qu.busy_cycles += dur;
     if (is_ring(in.op)) {
       const int64_t bytes = SPYRE_OPERAND(in, "bytes");
       const int64_t hops = ring_hops(core, static_cast<int>(SPYRE_OPERAND(in, "dst_core")));
@@ -474,12 +483,7 @@ KernelPrediction predict(const std::vector<std::vector<isa::Instr>>& per_core,
       busy[static_cast<size_t>(isa::queue_of(per_core[c][i]))] += cost.cycles;
       p.dram_bytes += cost.dram_bytes;
     }
-    for (size_t q = 0; q < busy.size(); ++q) {
-      if (q <= 1)
-        p.dma_cycles = std::max(p.dma_cycles, busy[q]);
-      else if (q <= 5)
-        p.compute_cycles = std::max(p.compute_cycles, busy[q]);
-    }
+    for (size_t q = 0; q <= 1; ++q) p.dma_cycles = std::max(p.dma_cycles, busy[q]);
   }
   p.dram_cycles = static_cast<int64_t>(
       std::ceil(static_cast<double>(p.dram_bytes) / cp.dram_bytes_per_cycle(cfg)));
@@ -487,6 +491,7 @@ KernelPrediction predict(const std::vector<std::vector<isa::Instr>>& per_core,
   for (const auto& instrs : per_core)
     barrier = barrier || (!instrs.empty() && instrs.back().op == Opcode::Barrier);
   p.cycles = static_cast<int64_t>(std::ceil(t.run())) + (barrier ? cfg.barrier_latency_cycles : 0);
+  p.compute_cycles = t.compute_busy();
   return p;
 }
 

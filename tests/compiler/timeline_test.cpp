@@ -82,6 +82,11 @@ TEST(TimelinePt, BackToBackMatmulsChainUnderOverlapOnly) {
   };
   EXPECT_EQ(cycles(two, with("overlap")) - cycles(one, with("overlap")), 80);
   EXPECT_EQ(cycles(two, with("per_fold")) - cycles(one, with("per_fold")), 392);
+  // The prediction's compute_cycles (the busiest PT/SFP queue) counts what it charged.
+  EXPECT_EQ(predict(two, arch::load_arch("spyre", with("overlap")), CostParams{}).compute_cycles,
+            158 + 80);
+  EXPECT_EQ(predict(two, arch::load_arch("spyre", with("per_fold")), CostParams{}).compute_cycles,
+            2 * 392);
 }
 
 TEST(TimelinePorts, SixteenCoresOnOnePortStreamAtThePortRate) {

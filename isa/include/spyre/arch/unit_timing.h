@@ -200,15 +200,15 @@ inline int64_t pt_mm_chained_cycles(const ArchConfig& cfg, int64_t m, int64_t n,
 struct PtPipe {
   double end = -1;
   int64_t stream = 0;
-  // Cycles of pt.mm `in` starting at `start` (chained when `start` is the last completion);
+  // Cycles of pt.mm `in` starting at cycle `at` (chained when `at` is the last completion);
   // remembers it as completing after them (a caller whose unit finishes later, waiting for LX
   // banks, sets `end` itself).
-  int64_t start(const ArchConfig& cfg, const isa::Instr& in, double start) {
+  int64_t start(const ArchConfig& cfg, const isa::Instr& in, double at) {
     const int64_t m = SPYRE_OPERAND(in, "m"), n = SPYRE_OPERAND(in, "n"),
                   k = SPYRE_OPERAND(in, "k");
     const auto dt = static_cast<isa::DType>(SPYRE_OPERAND(in, "dt"));
-    const int64_t c = pt_mm_cycles(cfg, m, n, k, dt, start == end ? stream : -1);
-    end = start + static_cast<double>(c);
+    const int64_t c = pt_mm_cycles(cfg, m, n, k, dt, at == end ? stream : -1);
+    end = at + static_cast<double>(c);
     stream = pt_folds(cfg, m, n, k, dt).stream_cycles;
     return c;
   }
