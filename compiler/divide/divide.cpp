@@ -264,8 +264,7 @@ std::vector<MatmulGrid> search_matmul_grid(const MatmulShape& s, const arch::Arc
     const int64_t ctiles = x.bb * nmt * nnt, steps = ctiles * nkt;
     const int64_t ga = x.mcast_a ? x.gn : 1, gbsz = x.mcast_b ? x.gm : 1;
     // PT: both corelets in parallel, the tile's rows split between them.
-    const int64_t h =
-        cfg.corelets < 2 ? x.tm : std::min(x.tm, round_up(ceil_div(x.tm, 2), arch::pt_m_rows(cfg)));
+    const int64_t h = arch::pt_corelet_rows(cfg, x.tm);
     // Each step after the first follows the one before it on the array (unit_timing.h).
     const int64_t pt_step = arch::pt_mm_chained_cycles(cfg, h, x.tn, x.tk, dt);
     x.pt_cycles = steps * pt_step + (arch::pt_mm_cycles(cfg, h, x.tn, x.tk, dt) - pt_step);

@@ -159,7 +159,7 @@ void CompileOptions::set(const std::string& key, const std::string& value) {
     return;
   }
   if (key == "threads") {
-    threads = positive_ints(key, value, 1, "N (threads for the fusion pass's trials, >= 1)")[0];
+    threads = positive_ints(key, value, 1, "N (threads for the compile's lowerings, >= 1)")[0];
     return;
   }
   if (key == "hw_loops") {

@@ -252,8 +252,7 @@ void lower_conv(Kernel& k) {
     }
 
     auto split_rows = [&](int64_t mt) {  // corelet row split of a tile
-      int64_t h =
-          cfg.corelets < 2 ? mt : std::min(mt, round_up(ceil_div(mt, 2), arch::pt_m_rows(cfg)));
+      const int64_t h = arch::pt_corelet_rows(cfg, mt);
       return std::array<std::pair<int64_t, int64_t>, 2>{std::make_pair(int64_t{0}, h),
                                                         std::make_pair(h, mt)};
     };

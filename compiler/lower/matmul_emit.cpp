@@ -118,8 +118,7 @@ uint64_t MatmulCoreEmitter::addr(const MatmulOperand& m, int64_t b, int64_t i, i
 }
 
 std::array<std::pair<int64_t, int64_t>, 2> MatmulCoreEmitter::split_rows(int64_t mt) const {
-  const int64_t half = (mt + 1) / 2, r = arch::pt_m_rows(k_.cfg);
-  const int64_t h = k_.cfg.corelets < 2 ? mt : std::min(mt, (half + r - 1) / r * r);
+  const int64_t h = arch::pt_corelet_rows(k_.cfg, mt);
   return {std::make_pair(int64_t{0}, h), std::make_pair(h, mt)};
 }
 

@@ -37,10 +37,6 @@ Mm decode(const isa::Instr& in) {
 
 }  // namespace
 
-uint64_t pt_cycles(const arch::ArchConfig& cfg, const isa::Instr& in) {
-  return static_cast<uint64_t>(arch::pt_mm_cycles(cfg, in));
-}
-
 ByteRanges pt_lx_ranges(const isa::Instr& in) {
   Mm x = decode(in);
   if (x.m <= 0 || x.n <= 0) return {};

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "sim_test_util.h"
+#include "spyre/arch/unit_timing.h"
 #include "spyre/sim/dma.h"
 #include "spyre/sim/ring.h"
 #include "spyre/sim/units.h"
@@ -21,7 +22,7 @@ TEST(PtArray, TileTakesFoldsTimesKPlusDrain) {
   auto p = program(1, R"(.core 0
   pt.mm cl=0 a=0 b=4096 c=16384 m=16 n=128 k=32 lda=32 ldb=128 ldc=128 dt=f16
   halt)");
-  EXPECT_EQ(pt_cycles(config(), p.cores[0][0]), 408u);
+  EXPECT_EQ(arch::pt_mm_cycles(config(), p.cores[0][0]), 408);
   auto r = run(p, config());
   EXPECT_EQ(busy(r, 0, "pt0"), 408u);
   EXPECT_EQ(r.cycles, 1u + 408u);  // issue + PT

@@ -93,8 +93,9 @@ struct CompileOptions {
   // `compiler.host_fallback=on|off`: fallback nodes spyre-sim has no lowering for run on the
   // host over a modelled PCIe link (host_call.h); off: they are refused by name.
   bool host_fallback = false;
-  // `compiler.threads=N`: threads for the fusion pass's trial lowerings (fuse.cpp), the caller
-  // included, at most the host's hardware threads. The program is the same for every N, so
+  // `compiler.threads=N`: threads for the compile's independent lowerings (parallel.h: the
+  // fusion pass's own-group trials, the LX plan's first lowerings), the caller included, at
+  // most the host's hardware threads. The program is the same for every N, so
   // to_json() leaves it out (the report and the program cache's key).
   int64_t threads = 2;
   // `compiler.cost.<name>`: the cost model's constants (cost.h).

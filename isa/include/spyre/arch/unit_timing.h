@@ -174,6 +174,14 @@ inline int64_t pt_m_rows(const ArchConfig& cfg) {
   return cfg.pt_rows;
 }
 
+// The rows of a tile of m rows that corelet 0 takes (corelet 1 the rest): half, rounded up to
+// whole pt_m_rows units; all of them on a core of one corelet.
+inline int64_t pt_corelet_rows(const ArchConfig& cfg, int64_t m) {
+  if (cfg.corelets < 2) return m;
+  const int64_t unit = pt_m_rows(cfg);
+  return std::min(m, ((m + 1) / 2 + unit - 1) / unit * unit);
+}
+
 // Cycles the PT array is busy with one pt.mm (0 when it has no work). `after`: the last stream
 // T' of the pt.mm the array completed the cycle this one starts, or -1 (none; or per_fold,
 // where every instruction pays its own preload and drain).

@@ -5,10 +5,11 @@
 // Latencies are the closed forms of spyre/arch/unit_timing.h (shared with the compiler's cost
 // report), from ArchConfig:
 //   PT (pt.mm): folds of the dataflow pt.dataflow (os/ws/is) on a pt.rows x pt.lanes array,
-//     fill/drain paid once per instruction (pt.fill_drain = overlap: os gives
-//     ceil(m/R) * ceil(n/C) * k_eff + R + C - 2) or per fold (per_fold, SCALE-Sim and the
-//     "spyre" default: os folds*(k+R+C-2), ws folds*(m+2R+C-2), is folds*(n+2R+C-2)); k_eff
-//     by dtype.
+//     fill/drain paid once per run of pt.mm that follow each other on the array
+//     (pt.fill_drain = overlap, arch::PtPipe, which core.cpp keeps per PT queue: os gives
+//     ceil(m/R) * ceil(n/C) * k_eff + R + C - 2 alone) or per fold (per_fold, SCALE-Sim and
+//     the "spyre" default: os folds*(k+R+C-2), ws folds*(m+2R+C-2), is folds*(n+2R+C-2));
+//     k_eff by dtype.
 //   SFP (sfp.*): latency + vectors * cycles-per-vector of the op class (simple,
 //     transcendental, compare, convert), lanes by element size; reductions add a log-depth
 //     lane tree once.
@@ -41,7 +42,6 @@ inline constexpr SfpOperandNames kSfpOperands[] = {
     sfp_operand_names("dst", "dst_rs", "dst_cs"), sfp_operand_names("a", "a_rs", "a_cs"),
     sfp_operand_names("b", "b_rs", "b_cs"), sfp_operand_names("c", "c_rs", "c_cs")};
 
-uint64_t pt_cycles(const arch::ArchConfig& cfg, const isa::Instr& in);
 uint64_t sfp_cycles(const arch::ArchConfig& cfg, const isa::Instr& in);
 
 // The LX byte ranges of a pt.mm / sfp.* instruction's operands (for bounds checks), inline:
