@@ -158,8 +158,10 @@ class Lpddr5Dram : public DramModel {
     ++(req.write ? write_requests_ : read_requests_);
     moved_bytes_ += words * s_.word_bytes;
     uint32_t id = alloc(std::move(req), words);
+    lpddr5::AddressMap::Walk walk(s_.map, base);
     for (uint64_t w = 0; w < words; ++w) {
-      lpddr5::Location l = s_.map.decode(base + w * s_.word_bytes);
+      if (w > 0) walk.next();
+      const lpddr5::Location& l = walk.loc();
       Channel& c = ch_[static_cast<size_t>(l.channel)];
       Txn t{id, l.bank, l.row};
       Queue& q = requests_[id].req.write ? c.wq : c.rq;

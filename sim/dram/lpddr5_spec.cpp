@@ -85,6 +85,41 @@ AddressMap::AddressMap(const std::string& scheme, int64_t word_bytes, int channe
   }
   bg_ = digit(Field::BankGroup, static_cast<uint64_t>(bank_groups));
   ba_ = digit(Field::Bank, static_cast<uint64_t>(banks_per_group));
+  auto steps = [](const Digit& d) {
+    return d.radix != 0 && (d.field == Field::Channel || d.field == Field::Column);
+  };
+  while (steps_ < 2 && steps(lsb_first_[static_cast<size_t>(steps_)])) ++steps_;
+}
+
+void AddressMap::Walk::full() {
+  loc_ = m_.decode(addr_);
+  uint64_t x = static_cast<uint64_t>(addr_) / static_cast<uint64_t>(m_.word_bytes_);
+  for (int d = 0; d < m_.steps_; ++d) {
+    const Digit& g = m_.lsb_first_[static_cast<size_t>(d)];
+    raw_[d] = g.rem(x);
+    x = g.quo(x);
+    if (g.field == Field::Channel) channel_hash_ = loc_.channel ^ static_cast<int>(raw_[d]);
+  }
+}
+
+void AddressMap::Walk::set(int d) {
+  const auto v = raw_[d];
+  if (m_.lsb_first_[static_cast<size_t>(d)].field == Field::Channel)
+    loc_.channel = static_cast<int>(v) ^ channel_hash_;
+  else
+    loc_.column = static_cast<int64_t>(v);
+}
+
+void AddressMap::Walk::next() {
+  addr_ += static_cast<uint64_t>(m_.word_bytes_);
+  for (int d = 0; d < m_.steps_; ++d) {
+    if (++raw_[d] < m_.lsb_first_[static_cast<size_t>(d)].radix) {
+      for (int e = 0; e <= d; ++e) set(e);
+      return;
+    }
+    raw_[d] = 0;
+  }
+  full();  // a carry into a field the hashes read (or a scheme with no stepping fields)
 }
 
 AddressMap::Digit AddressMap::digit(Field f, uint64_t radix) {

@@ -39,6 +39,26 @@ class AddressMap {
              bool xor_channels = false);
   Location decode(uint64_t addr) const;
 
+  // Consecutive words from `addr`: loc() is decode(addr + i * word_bytes) after i calls of
+  // next(). While only the scheme's lowest fields step, and they are the channel or the column
+  // (neither feeds the bank or channel hashes), a step is an increment; a carry past them
+  // decodes in full. A DRAM request's words are walked this way (the hot path).
+  class Walk {
+   public:
+    Walk(const AddressMap& m, uint64_t addr) : m_(m), addr_(addr) { full(); }
+    const Location& loc() const { return loc_; }
+    void next();
+
+   private:
+    void full();
+    void set(int d);
+    const AddressMap& m_;
+    uint64_t addr_;
+    Location loc_;
+    uint64_t raw_[2] = {0, 0};  // the two lowest digits' values before any hash
+    int channel_hash_ = 0;      // what xor_channels XORed onto the channel
+  };
+
  private:
   // One digit of the mixed radix, least significant first: its field and radix (0: the row
   // when it is the top digit, taking all that is left). A power-of-two radix decodes by shift
@@ -58,6 +78,7 @@ class AddressMap {
   int channel_bits_ = -1;  // xor_channels: log2(channels), else -1
   int64_t word_bytes_ = 128;
   int banks_per_group_ = 1;
+  int steps_ = 0;  // the lowest digits (0-2) that are the channel or the column: Walk steps them
 };
 
 struct Spec {

@@ -164,6 +164,48 @@ TEST(Lpddr5AddressMap, PowerOfTwoAndOtherRadicesDecodeAsTheMixedRadixArithmetic)
     }
 }
 
+// A request's words are walked (AddressMap::Walk: increments while only the channel and column
+// step, a full decode on a carry past them): every word lands where decode puts it, for schemes
+// whose lowest fields step (channel then column, column then channel), one whose lowest field
+// is a bank (every step a full decode), non-power-of-two radices, and both hashes. A walk that
+// kept a stale bank, row or channel hash across a carry fails here.
+TEST(Lpddr5AddressMap, WalkingConsecutiveWordsLandsWhereDecodeDoes) {
+  struct Shape {
+    int64_t word;
+    int ch, bg, ba;
+    int64_t co;
+  };
+  int checked = 0;
+  for (const Shape& s : {Shape{128, 16, 4, 4, 16}, Shape{96, 12, 3, 3, 24}, Shape{64, 8, 4, 2, 10}})
+    for (const char* scheme : {"ro-ba-bg-co-ch", "ro-ba-bg-ch-co", "ro-co-ch-bg-ba"})
+      for (int hash = 0; hash < 4; ++hash) {
+        const bool xor_channels = (hash & 2) != 0;
+        if (xor_channels && (s.ch & (s.ch - 1)) != 0) continue;  // needs a power of two
+        const lpddr5::AddressMap m(scheme, s.word, s.ch, s.bg, s.ba, s.co, (hash & 1) != 0,
+                                   xor_channels);
+        for (uint64_t start : {uint64_t{0}, uint64_t{5} * static_cast<uint64_t>(s.word),
+                               uint64_t{987654321} / static_cast<uint64_t>(s.word) *
+                                   static_cast<uint64_t>(s.word)}) {
+          lpddr5::AddressMap::Walk w(m, start);
+          // Long enough to carry through the channel and column into the bank and row fields.
+          const int words = 3 * s.ch * static_cast<int>(s.co) * s.bg + 7;
+          for (int i = 0; i < words; ++i) {
+            if (i > 0) w.next();
+            const lpddr5::Location d =
+                m.decode(start + static_cast<uint64_t>(i) * static_cast<uint64_t>(s.word));
+            const lpddr5::Location& l = w.loc();
+            ASSERT_EQ(l.channel, d.channel) << scheme << " word " << i;
+            ASSERT_EQ(l.column, d.column) << scheme << " word " << i;
+            ASSERT_EQ(l.row, d.row) << scheme << " word " << i;
+            ASSERT_EQ(l.bank_group, d.bank_group) << scheme << " word " << i;
+            ASSERT_EQ(l.bank, d.bank) << scheme << " word " << i;
+            ++checked;
+          }
+        }
+      }
+  EXPECT_GT(checked, 100000);
+}
+
 // The channel decision visits only banks holding a candidate and remembers each bank's oldest
 // hit and other (76d81f6); the old code scanned every bank's queue at every decision. Traffic
 // that exercises what could make that differ -- 128 banks per channel (two mask words), per-bank
