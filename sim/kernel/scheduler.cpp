@@ -18,7 +18,7 @@ bool before(const K& a, const K& b) {
 
 }  // namespace
 
-void EventQueue::push(Cycle c, bool late, Callback fn) {
+void EventQueue::push(Cycle c, bool late, Callback&& fn) {
   if (c < now_)
     SPYRE_FAIL("spyre/kernel/causality", "scheduler",
                "an event for cycle " + std::to_string(c) + " was scheduled at cycle " +
@@ -27,11 +27,12 @@ void EventQueue::push(Cycle c, bool late, Callback fn) {
   if (!free_.empty()) {
     slot = free_.back();
     free_.pop_back();
-    slab_[slot] = std::move(fn);
   } else {
-    slot = static_cast<uint32_t>(slab_.size());
-    slab_.push_back(std::move(fn));
+    slot = slots_++;
+    if ((slot >> kChunkBits) >= chunks_.size())
+      chunks_.push_back(std::make_unique<Callback[]>(size_t{1} << kChunkBits));
   }
+  slot_of(slot) = std::move(fn);
   const uint64_t seq = seq_++;
   if (c - base_ < kWindow) return place(c, late, slot);
   const Key k{c, (late ? kLate : 0) | seq, slot};
@@ -93,13 +94,14 @@ Cycle EventQueue::next_cycle() const {
 }
 
 void EventQueue::run_slot(uint32_t slot) {
-  // The callback may schedule more events (and so grow the slab): move it out first.
-  Callback fn = std::move(slab_[slot]);
-  slab_[slot] = nullptr;
-  free_.push_back(slot);
+  // The callback runs in its slot (chunks never move); the slot is freed after it returns, so
+  // the events it schedules take other slots.
   --near_;
   ++events_run_;
+  Callback& fn = slot_of(slot);
   fn();
+  fn = nullptr;
+  free_.push_back(slot);
 }
 
 void EventQueue::run_next_cycle() {
@@ -135,7 +137,8 @@ void EventQueue::clear() {
   std::fill(busy_.begin(), busy_.end(), 0);
   near_ = 0;
   heap_.clear();
-  slab_.clear();
+  chunks_.clear();
+  slots_ = 0;
   free_.clear();
 }
 

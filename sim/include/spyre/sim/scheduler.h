@@ -13,6 +13,7 @@
 // standalone (run_all, for unit tests) or under the SystemC kernel (EventDriver, kernel.h), which
 // calls run_next_cycle() once per activation.
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "spyre/sim/callback.h"
@@ -61,7 +62,7 @@ class EventQueue : public Scheduler {
     size_t plain_head = 0, late_head = 0;
   };
   static constexpr uint64_t kLate = uint64_t{1} << 63;
-  void push(Cycle c, bool late, Callback fn);
+  void push(Cycle c, bool late, Callback&& fn);
   void place(Cycle c, bool late, uint32_t slot);  // into its bucket (c in the window)
   Key pop_heap();
   void run_slot(uint32_t slot);
@@ -74,7 +75,14 @@ class EventQueue : public Scheduler {
   std::vector<Bucket> buckets_ = std::vector<Bucket>(kWindow);
   std::vector<uint64_t> busy_ = std::vector<uint64_t>(kWindow / 64);  // non-empty buckets
   std::vector<Key> heap_;  // 4-ary min-heap on (cycle, order)
-  std::vector<Callback> slab_;
+  // The slab in chunks that never move, so a callback runs where it lies (one that schedules
+  // more events may add a chunk) and each event moves its callback once, into its slot.
+  static constexpr uint32_t kChunkBits = 10;
+  Callback& slot_of(uint32_t slot) {
+    return chunks_[slot >> kChunkBits][slot & ((uint32_t{1} << kChunkBits) - 1)];
+  }
+  std::vector<std::unique_ptr<Callback[]>> chunks_;
+  uint32_t slots_ = 0;  // slots ever handed out
   std::vector<uint32_t> free_;
 };
 
