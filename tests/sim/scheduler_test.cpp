@@ -131,6 +131,41 @@ TEST(TimeBase, EveryCycleIsWithinHalfAPicosecondAndInvertsExactly) {
   EXPECT_THROW(TimeBase(0.0), Error);
 }
 
+// ps_of divides by the clock in kHz with a multiply and a shift below 2^63 (kernel.h): it gives
+// round(c * 1e9 / f_kHz) half up, the 128-bit division's value, at clocks whose kHz is a power
+// of two, one more, one less, odd and large, for cycles around every power of two up to the
+// fast path's end and random ones, the boundary itself and beyond it.
+TEST(TimeBase, PsOfIsTheExactQuotientAtEveryClockAndCycle) {
+  using u128 = unsigned __int128;
+  int checked = 0;
+  for (double ghz :
+       {1.15, 1.5, 0.94, 0.000001, 0.001024, 0.001025, 0.001023, 3.999999, 999.999, 1000.0}) {
+    const TimeBase tb(ghz);
+    const uint64_t k = tb.khz();
+    auto exact = [k](Cycle c) {
+      return static_cast<uint64_t>((static_cast<u128>(c) * 1'000'000'000u + k / 2) / k);
+    };
+    std::vector<Cycle> cs;
+    for (int b = 0; b < 34; ++b)
+      for (int64_t d = -3; d <= 3; ++d) cs.push_back((Cycle{1} << b) + static_cast<Cycle>(d));
+    uint64_t x = 88172645463325252ull;
+    for (int i = 0; i < 3000; ++i) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      cs.push_back(x % 9'200'000'000ull);
+    }
+    // The fast path ends where c * 1e9 + k / 2 reaches 2^63; the cycles around it and far past.
+    const Cycle edge = static_cast<Cycle>(((u128{1} << 63) - k / 2) / 1'000'000'000u);
+    for (int64_t d = -3; d <= 3; ++d) cs.push_back(edge + static_cast<Cycle>(d));
+    cs.push_back(Cycle{1} << 40);
+    for (Cycle c : cs) {
+      if (c > (Cycle{1} << 60)) continue;  // the -3 around 2^0
+      ASSERT_EQ(tb.ps_of(c), exact(c)) << ghz << " GHz, cycle " << c;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 30000);
+}
+
 TEST(EventDriver, RunsTheQueueOnSystemCInAFreshContextPerRun) {
   for (int run = 0; run < 3; ++run) {
     EventQueue q;

@@ -31,6 +31,11 @@ class TimeBase {
 
  private:
   uint64_t khz_;
+  // ps_of's division by khz_ as a multiply and shift (every DRAM transaction converts a time):
+  // magic_ = ceil(2^(64+shift_) / khz_), shift_ = ceil(log2 khz_), exact for numerators below
+  // 2^63 (driver.cpp).
+  unsigned __int128 magic_ = 0;
+  int shift_ = 0;
 };
 
 // A fresh SystemC simulation context for one run, made current for the object's lifetime
