@@ -60,6 +60,7 @@ ChipModule::ChipModule(const sc_core::sc_module_name& name, const isa::Program& 
                        DramBinding binding)
     : sc_core::sc_module(name),
       cfg_(checked(cfg, program)),
+      layout_(cfg_, program),
       opts_(opts),
       env_{cfg_,
            program,
@@ -96,6 +97,7 @@ ChipModule::ChipModule(const sc_core::sc_module_name& name, const isa::Program& 
       ring_data_("ring_data", chip_.ring(), cfg_.cores),
       ring_reduce_("ring_reduce", chip_.reduce_ring(), cfg_.cores),
       barrier_("barrier") {
+  env_.layout = &layout_;
   for (auto& m : cores_) {
     m->attach(chip_.core(m->id()));
     m->dma_in.socket.bind(mem_.dma_socket);

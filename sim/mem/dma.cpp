@@ -4,6 +4,8 @@
 
 #include "spyre/sim/dma.h"
 
+#include "spyre/sim/device_layout.h"
+
 namespace spyre::sim {
 
 namespace {
@@ -74,6 +76,9 @@ void DmaEngine::start(const isa::Instr& in, Callback done) {
     dram_outer_ = SPYRE_OPERAND(in, "dram_outer");
     if (bytes_ <= 0 || rows_ <= 0 || reps_ <= 0) outer_ = 0;  // nothing to move
   }
+  runs_.clear();
+  run_i_ = 0;
+  if (env_.layout && env_.layout->active() && indexed_.empty() && outer_ > 0) build_runs();
   targets_.clear();
   if (!write_ && in.op == isa::Opcode::DmaLoad) {
     const auto mask = static_cast<uint64_t>(SPYRE_OPERAND(in, "mcast"));
@@ -94,7 +99,59 @@ void DmaEngine::start(const isa::Instr& in, Callback done) {
   });
 }
 
+void DmaEngine::build_runs() {
+  const DeviceLayout& layout = *env_.layout;
+  const int64_t stick = layout.stick_bytes();
+  struct Stick {
+    int64_t dram, bytes, lx;
+  };
+  std::vector<Stick> sticks;
+  for (int64_t o = 0; o < outer_; ++o)
+    for (int64_t rep = 0; rep < reps_; ++rep)
+      for (int64_t row = 0; row < rows_; ++row) {
+        const int64_t lx = lx0_ + o * lx_outer_ + rep * lx_rep_ + row * lx_stride_;
+        const int64_t dram = dram0_ + o * dram_outer_ + rep * dram_rep_ + row * dram_stride_;
+        for (int64_t off = 0; off < bytes_;) {
+          const int64_t a = dram + off;
+          const int64_t n = std::min(bytes_ - off, stick - a % stick);  // to the stick's end
+          sticks.push_back(
+              Stick{static_cast<int64_t>(layout.physical(static_cast<uint64_t>(a))), n, lx + off});
+          off += n;
+        }
+      }
+  std::stable_sort(sticks.begin(), sticks.end(),
+                   [](const Stick& a, const Stick& b) { return a.dram < b.dram; });
+  const int64_t burst = std::max<int64_t>(1, env_.cfg.dma_burst_bytes);
+  for (const Stick& k : sticks) {
+    if (!runs_.empty()) {
+      Run& r = runs_.back();
+      if (r.dram + r.bytes == k.dram && r.bytes + k.bytes <= burst) {
+        r.bytes += k.bytes;
+        LxRegion& g = r.lx.back();
+        if (g.rows == 1 && g.base + g.row_bytes == k.lx) {
+          g.row_bytes += k.bytes;  // contiguous in LX too
+        } else if (g.row_bytes == k.bytes && k.lx > g.base &&
+                   (g.rows == 1 ? k.lx - g.base >= g.row_bytes
+                                : k.lx == g.base + g.rows * g.row_stride)) {
+          if (g.rows == 1) g.row_stride = k.lx - g.base;
+          ++g.rows;  // evenly spaced in LX: one more row of the region
+        } else {
+          r.lx.push_back(LxRegion{k.lx, k.bytes});
+        }
+        continue;
+      }
+    }
+    runs_.push_back(Run{k.dram, k.bytes, LxRegions{LxRegion{k.lx, k.bytes}}});
+  }
+}
+
+LxRegions DmaEngine::lx_of(int64_t piece, int64_t lx_addr, int64_t run) const {
+  if (run >= 0) return runs_[static_cast<size_t>(run)].lx;
+  return LxRegions{LxRegion{lx_addr, piece}};
+}
+
 int64_t DmaEngine::next_piece() const {
+  if (!runs_.empty()) return runs_[run_i_].bytes;
   return std::min(std::max<int64_t>(1, env_.cfg.dma_burst_bytes), bytes_ - off_);
 }
 
@@ -108,15 +165,21 @@ void DmaEngine::issue() {
   if (!remaining()) return maybe_done();
   const int64_t piece = next_piece();
   if (!may_issue(piece)) return;  // landed() resumes
-  const int64_t lx_addr = lx0_ + outer_i_ * lx_outer_ + rep_ * lx_rep_ + row_ * lx_stride_ + off_;
-  const int64_t dram_addr = (indexed_.empty() ? dram0_ : indexed_[static_cast<size_t>(row_)]) +
-                            outer_i_ * dram_outer_ + rep_ * dram_rep_ + row_ * dram_stride_ + off_;
-  off_ += piece;
-  if (off_ >= bytes_) {
-    off_ = 0;
-    if (++row_ >= rows_) {
-      row_ = 0;
-      if (++rep_ >= reps_) rep_ = 0, ++outer_i_;
+  int64_t lx_addr = 0, dram_addr = 0, run = -1;
+  if (!runs_.empty()) {
+    run = static_cast<int64_t>(run_i_++);
+    dram_addr = runs_[static_cast<size_t>(run)].dram;
+  } else {
+    lx_addr = lx0_ + outer_i_ * lx_outer_ + rep_ * lx_rep_ + row_ * lx_stride_ + off_;
+    dram_addr = (indexed_.empty() ? dram0_ : indexed_[static_cast<size_t>(row_)]) +
+                outer_i_ * dram_outer_ + rep_ * dram_rep_ + row_ * dram_stride_ + off_;
+    off_ += piece;
+    if (off_ >= bytes_) {
+      off_ = 0;
+      if (++row_ >= rows_) {
+        row_ = 0;
+        if (++rep_ >= reps_) rep_ = 0, ++outer_i_;
+      }
     }
   }
   ++outstanding_;
@@ -125,13 +188,14 @@ void DmaEngine::issue() {
   const Cycle dur = ceil_div(piece, rate_);
   Cycle stall = 0;
   if (write_) {  // the piece is read from LX before it goes out
-    stall = lx_.access(now, dur, {LxRegion{lx_addr, piece}}, now) - (now + dur);
+    stall = lx_.access(now, dur, lx_of(piece, lx_addr, run), now) - (now + dur);
   }
   if (stall == 0)
-    submit(piece, lx_addr, dram_addr);
+    submit(piece, lx_addr, dram_addr, run);
   else
-    env_.sched.at(now + stall,
-                  [this, piece, lx_addr, dram_addr] { submit(piece, lx_addr, dram_addr); });
+    env_.sched.at(now + stall, [this, piece, lx_addr, dram_addr, run] {
+      submit(piece, lx_addr, dram_addr, run);
+    });
   next_issue_ = now + stall + dur;
   if (remaining() && may_issue(next_piece())) {
     issue_pending_ = true;
@@ -142,7 +206,7 @@ void DmaEngine::issue() {
   }
 }
 
-void DmaEngine::submit(int64_t piece, int64_t lx_addr, int64_t dram_addr) {
+void DmaEngine::submit(int64_t piece, int64_t lx_addr, int64_t dram_addr, int64_t run) {
   const int64_t word = std::max<int64_t>(1, env_.cfg.dram_word_bytes);
   DramRequest r;
   r.core = core_;
@@ -150,11 +214,11 @@ void DmaEngine::submit(int64_t piece, int64_t lx_addr, int64_t dram_addr) {
   r.cost_bytes = static_cast<uint64_t>((piece + word - 1) / word * word);
   r.write = write_;
   r.addr = static_cast<uint64_t>(dram_addr);  // bank-level DRAM models map it
-  r.landed = [this, piece, lx_addr] { landed(piece, lx_addr); };
+  r.landed = [this, piece, lx_addr, run] { landed(piece, lx_addr, run); };
   dram_.submit(std::move(r));
 }
 
-void DmaEngine::landed(int64_t piece, int64_t lx_addr) {
+void DmaEngine::landed(int64_t piece, int64_t lx_addr, int64_t run) {
   --outstanding_;
   in_flight_bytes_ -= piece;
   const Cycle now = env_.sched.now();
@@ -163,18 +227,18 @@ void DmaEngine::landed(int64_t piece, int64_t lx_addr) {
     const Cycle dur = ceil_div(piece, rate_);
     const Cycle start = now > dur ? now - dur : 0;
     const Cycle in_lx =
-        std::max(now, lx_.access(start, now - start, {LxRegion{lx_addr, piece}}, now));
+        std::max(now, lx_.access(start, now - start, lx_of(piece, lx_addr, run), now));
     if (!targets_.empty()) {
       ++in_transit_;
-      auto forward = [this, piece, lx_addr] {
+      auto forward = [this, piece, lx_addr, run] {
         ring_.request(core_, targets_, static_cast<uint64_t>(piece),
-                      [this, piece, lx_addr](const std::vector<RingArrival>& arr) {
+                      [this, piece, lx_addr, run](const std::vector<RingArrival>& arr) {
                         const Cycle d = ceil_div(
                             piece, std::max<int64_t>(1, env_.cfg.ring_link_bytes_per_cycle));
                         Cycle last = 0;
                         for (const RingArrival& a : arr)
                           last = std::max(last, ring_lx_(a.core).access(a.cycle - d, d,
-                                                                        {LxRegion{lx_addr, piece}},
+                                                                        lx_of(piece, lx_addr, run),
                                                                         env_.sched.now()));
                         delivered(last);
                       });

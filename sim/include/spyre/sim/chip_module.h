@@ -32,6 +32,7 @@
 
 #include "spyre/sim/chip.h"
 #include "spyre/sim/data_worker.h"
+#include "spyre/sim/device_layout.h"
 #include "spyre/sim/kernel.h"
 #include "spyre/sim/lx_tlm.h"
 #include "spyre/sim/mem_tlm.h"
@@ -88,6 +89,7 @@ class ChipModule : public sc_core::sc_module {
   void start();  // the first event (cycle 0): DMI, data segments, the cores
 
   const arch::ArchConfig cfg_;
+  const DeviceLayout layout_;  // dram.tensor_layout; Env points at it
   const SimOptions opts_;
   EventQueue q_;
   Env env_;

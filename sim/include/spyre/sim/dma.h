@@ -20,6 +20,12 @@
 //   - the instruction completes when its last piece is in every LX (no requests: at setup
 //     end).
 // The data itself is copied by the core when the instruction completes (functional mode).
+// Under dram.tensor_layout = stick (device_layout.h) a dma.load or dma.store is cut into sticks
+// at its DRAM addresses, each placed where the device layout puts it, and walked in device
+// address order: a request is a run of sticks contiguous there, up to dma_burst_bytes, whose
+// LX side is the sticks' own places (rows of a 2-D LX region where they are evenly spaced). A
+// tile of consecutive rows thus moves one run per stick column; gathers and scatters keep the
+// program's addresses.
 // dma.gather: as a dma.load of n rows of `bytes` (lx stride lx_stride), row i's DRAM address
 // dram + k_i * dram_stride, k_i read from the LX index vector when the instruction starts (the
 // read itself takes no time; an index outside [0, limit) -- possible only when no data is
@@ -52,11 +58,14 @@ class DmaEngine {
   void issue();
   int64_t next_piece() const;           // bytes of the next request
   bool may_issue(int64_t piece) const;  // within the request and byte limits
-  void submit(int64_t piece, int64_t lx_addr, int64_t dram_addr);
-  void landed(int64_t piece, int64_t lx_addr);
+  // run: an index into runs_ (its LX regions), or -1 for the piece at lx_addr.
+  void submit(int64_t piece, int64_t lx_addr, int64_t dram_addr, int64_t run);
+  void landed(int64_t piece, int64_t lx_addr, int64_t run);
+  LxRegions lx_of(int64_t piece, int64_t lx_addr, int64_t run) const;
+  void build_runs();  // runs_ of the current instruction in the device layout
   void delivered(Cycle at);
   void maybe_done();
-  bool remaining() const { return outer_i_ < outer_; }
+  bool remaining() const { return runs_.empty() ? outer_i_ < outer_ : run_i_ < runs_.size(); }
 
   Env& env_;
   MemPort& dram_;
@@ -76,6 +85,12 @@ class DmaEngine {
   int64_t in_transit_ = 0;        // pieces landed but not yet in every LX (LX stall, multicast)
   std::vector<int> targets_;      // multicast targets
   std::vector<int64_t> indexed_;  // dma.gather/scatter: each row's DRAM address
+  struct Run {                    // one request in the device layout
+    int64_t dram, bytes;
+    LxRegions lx;
+  };
+  std::vector<Run> runs_;  // empty: the pieces of the program's addresses
+  size_t run_i_ = 0;
   Cycle next_issue_ = 0, last_in_lx_ = 0;
   bool issue_pending_ = false, finishing_ = false;
   Callback done_;

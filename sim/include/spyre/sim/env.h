@@ -19,6 +19,8 @@ class DataWorker;
 // Window of the trace's rate counters (DRAM bandwidth, ring link utilisation), in cycles.
 inline constexpr uint64_t kTraceWindowCycles = 1024;
 
+class DeviceLayout;
+
 struct Env {
   const arch::ArchConfig& cfg;
   const isa::Program& program;
@@ -38,6 +40,8 @@ struct Env {
   // inline. Whoever reads data during the run calls settle_data() first.
   DataWorker* data = nullptr;
   void settle_data() const;
+  // The device layout of tensors (device_layout.h); null or inactive: row-major.
+  const DeviceLayout* layout = nullptr;
 };
 
 // Where an instruction lives, for error messages: "core 1 instruction #4 (pt.mm)".
