@@ -31,7 +31,8 @@ DeviceLayout::DeviceLayout(const arch::ArchConfig& cfg, const isa::Program& prog
     if (!contiguous(t)) continue;
     const uint64_t es = static_cast<uint64_t>(isa::dtype_bits(t.dtype)) / 8;
     const uint64_t row = static_cast<uint64_t>(t.size.back()) * es;
-    if (es == 0 || row == 0 || row % s != 0 || t.bytes % row != 0) continue;
+    // Sticks are cut at the program's 128 B boundaries (dma.h), so a tensor must start on one.
+    if (es == 0 || row == 0 || row % s != 0 || t.bytes % row != 0 || t.dram_addr % s != 0) continue;
     const uint64_t rows = t.bytes / row;
     if (rows < 2 || row == s) continue;  // one row, or one stick per row: the same bytes
     regions_.push_back(Region{t.dram_addr, t.dram_addr + t.bytes, row, rows});

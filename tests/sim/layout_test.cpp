@@ -33,14 +33,17 @@ arch::ArchConfig stick_config() {
 
 // An fp16 [64, 512] tensor (rows of 1 KiB, 8 sticks) lies stick column by stick column: the
 // byte b of row r at (b / 128) * 64 * 128 + r * 128 + b % 128, every stick once; a transposed
-// view, rows that are not whole sticks, a single row and a tensor overlapping the first keep
-// their bytes, as does an address outside every tensor; row_major moves nothing.
+// view, rows that are not whole sticks, a single row, a tensor off a stick boundary and one
+// overlapping the first keep their bytes, as does an address outside every tensor; row_major
+// moves nothing.
 TEST(DeviceLayout, StickLaysContiguousTensorsOutStickColumnByStickColumn) {
   isa::Program p;
-  p.tensors = {tensor("x", {64, 512}, {512, 1}, 0), tensor("alias", {32, 1024}, {1024, 1}, 0),
+  p.tensors = {tensor("x", {64, 512}, {512, 1}, 0),
+               tensor("alias", {32, 1024}, {1024, 1}, 0),
                tensor("view", {512, 64}, {1, 512}, 1 << 17),
                tensor("ragged", {64, 100}, {100, 1}, 1 << 18),
-               tensor("row", {1, 1024}, {1024, 1}, 1 << 19)};
+               tensor("row", {1, 1024}, {1024, 1}, 1 << 19),
+               tensor("unaligned", {64, 512}, {512, 1}, (1 << 20) + 64)};
   const DeviceLayout row_major(test::config(1), p);
   EXPECT_FALSE(row_major.active());
   EXPECT_EQ(row_major.physical(1000), 1000u);
@@ -56,9 +59,9 @@ TEST(DeviceLayout, StickLaysContiguousTensorsOutStickColumnByStickColumn) {
     }
   EXPECT_EQ(sticks.size(), 64u * 8u);  // a permutation of x's sticks
   EXPECT_EQ(*sticks.rbegin(), 65536u - 128u);
-  for (uint64_t a :
-       {uint64_t{1} << 17, (uint64_t{1} << 17) + 130, uint64_t{1} << 18, (uint64_t{1} << 18) + 4000,
-        (uint64_t{1} << 19) + 300, uint64_t{70000}, uint64_t{1} << 30})
+  for (uint64_t a : {uint64_t{1} << 17, (uint64_t{1} << 17) + 130, uint64_t{1} << 18,
+                     (uint64_t{1} << 18) + 4000, (uint64_t{1} << 19) + 300, uint64_t{70000},
+                     (uint64_t{1} << 20) + 64 + 1024, uint64_t{1} << 30})
     EXPECT_EQ(d.physical(a), a) << a;
 }
 

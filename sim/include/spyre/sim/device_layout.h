@@ -5,8 +5,9 @@
 // rows and S = lx.stick_bytes, the byte at row-major offset r * L + b lies at
 //   (b / S) * R * S + r * S + b % S
 // from the tensor's base, so an fp16 [R, C] is [C/64, R, 64] and a stick column of consecutive
-// rows is one contiguous run. Tensors that are views, not contiguous, a single row, or whose
-// rows are not whole sticks keep their row-major bytes, as do addresses outside every tensor.
+// rows is one contiguous run. Tensors that are views, not contiguous, a single row, not on a
+// stick boundary, or whose rows are not whole sticks keep their row-major bytes, as do
+// addresses outside every tensor.
 // The DMA engines (dma.h) translate each stick of a transfer and walk the transfer in the
 // layout's contiguous runs; the data itself stays where the program put it (functional runs
 // copy by the program's addresses), so only timing sees the layout.
