@@ -288,6 +288,10 @@ void lower_loops(Kernel& k) {
   int64_t tr = lo;
   if (rows_w >= 2 && !s.blocked)
     tr = std::min(tr, ceil_div(rows_w, 2));  // 4 or 8 tiles: zoo +4-20 %
+  // Under the stick layout a tile's rows are each stick column's run (sim device_layout.h): a
+  // power of two of them fills the DMA's in-flight bytes with whole runs.
+  if (cfg.dram_tensor_layout == "stick" && !s.blocked)
+    while (tr & (tr - 1)) tr &= tr - 1;
   const ArenaPlan arena = plan_arena(tr);
   int64_t arena_base[2][kArenas];
   for (int w = 0; w < 2; ++w)

@@ -44,3 +44,23 @@ def test_bad_arguments_exit_with_a_message():
     r = subprocess.run([sys.executable, str(PROBE), "--tiles", "8,x"], capture_output=True,
                        text=True)
     assert r.returncode == 2 and "--tiles" in r.stderr
+
+
+def _load_bytes(cli, tmp_path, layout):
+    """The dma.load sizes of a one-core fp16 4096 x 4096 copy (x + 1.0) under `layout`."""
+    out = tmp_path / f"copy_{layout}.s"
+    ir = ROOT / "tests" / "data" / "ir" / "bench" / "fidelity" / "copy_4096x4096.json"
+    r = cli("compile", ir, "-o", out, "--set", "compiler.schedule=ibm", "--set",
+            "compiler.cores=1", "--set", f"dram.tensor_layout={layout}")
+    assert r.returncode == 0, r.stderr
+    return {int(t.split("=")[1]) for line in out.read_text().splitlines()
+            if line.strip().startswith("dma.load") for t in line.split() if t.startswith("bytes=")}
+
+
+def test_stick_layout_tiles_are_a_power_of_two_of_rows(cli, tmp_path):
+    # Row-major, the loop lowering takes the tallest tile that fits (19 rows of 2048 elements,
+    # 77,824 B); under the stick layout each row of a tile is a 128 B piece of every stick
+    # column's run, and 16 rows (runs of 1 KiB from 8 rows of 8 KiB) fill the DMA's 4 KiB in
+    # flight with whole runs where 19 leave 40 % of it idle.
+    assert max(_load_bytes(cli, tmp_path, "row_major")) == 19 * 4096
+    assert max(_load_bytes(cli, tmp_path, "stick")) == 16 * 4096
