@@ -93,7 +93,7 @@ AddressMap::AddressMap(const std::string& scheme, int64_t word_bytes, int channe
 
 void AddressMap::Walk::full() {
   loc_ = m_.decode(addr_);
-  uint64_t x = static_cast<uint64_t>(addr_) / static_cast<uint64_t>(m_.word_bytes_);
+  uint64_t x = addr_ / static_cast<uint64_t>(m_.word_bytes_);
   for (int d = 0; d < m_.steps_; ++d) {
     const Digit& g = m_.lsb_first_[static_cast<size_t>(d)];
     raw_[d] = g.rem(x);

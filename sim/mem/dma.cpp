@@ -1,6 +1,7 @@
 // DMA engine timing (formulas in dma.h).
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "spyre/sim/dma.h"
 
@@ -99,6 +100,12 @@ void DmaEngine::start(const isa::Instr& in, Callback done) {
   });
 }
 
+std::pair<int64_t, int64_t> DmaEngine::row_start(int64_t o, int64_t rep, int64_t row) const {
+  const int64_t dram = indexed_.empty() ? dram0_ : indexed_[static_cast<size_t>(row)];
+  return {lx0_ + o * lx_outer_ + rep * lx_rep_ + row * lx_stride_,
+          dram + o * dram_outer_ + rep * dram_rep_ + row * dram_stride_};
+}
+
 void DmaEngine::build_runs() {
   const DeviceLayout& layout = *env_.layout;
   const int64_t stick = layout.stick_bytes();
@@ -109,8 +116,7 @@ void DmaEngine::build_runs() {
   for (int64_t o = 0; o < outer_; ++o)
     for (int64_t rep = 0; rep < reps_; ++rep)
       for (int64_t row = 0; row < rows_; ++row) {
-        const int64_t lx = lx0_ + o * lx_outer_ + rep * lx_rep_ + row * lx_stride_;
-        const int64_t dram = dram0_ + o * dram_outer_ + rep * dram_rep_ + row * dram_stride_;
+        const auto [lx, dram] = row_start(o, rep, row);
         for (int64_t off = 0; off < bytes_;) {
           const int64_t a = dram + off;
           const int64_t n = std::min(bytes_ - off, stick - a % stick);  // to the stick's end
@@ -170,9 +176,9 @@ void DmaEngine::issue() {
     run = static_cast<int64_t>(run_i_++);
     dram_addr = runs_[static_cast<size_t>(run)].dram;
   } else {
-    lx_addr = lx0_ + outer_i_ * lx_outer_ + rep_ * lx_rep_ + row_ * lx_stride_ + off_;
-    dram_addr = (indexed_.empty() ? dram0_ : indexed_[static_cast<size_t>(row_)]) +
-                outer_i_ * dram_outer_ + rep_ * dram_rep_ + row_ * dram_stride_ + off_;
+    const auto [lx, dram] = row_start(outer_i_, rep_, row_);
+    lx_addr = lx + off_;
+    dram_addr = dram + off_;
     off_ += piece;
     if (off_ >= bytes_) {
       off_ = 0;

@@ -33,6 +33,7 @@
 // address dram + k_i * dram_stride (the same index rule).
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "spyre/sim/dram.h"
@@ -63,6 +64,8 @@ class DmaEngine {
   void landed(int64_t piece, int64_t lx_addr, int64_t run);
   LxRegions lx_of(int64_t piece, int64_t lx_addr, int64_t run) const;
   void build_runs();  // runs_ of the current instruction in the device layout
+  // Where descriptor row (outer o, rep, row) starts: its LX and DRAM addresses.
+  std::pair<int64_t, int64_t> row_start(int64_t o, int64_t rep, int64_t row) const;
   void delivered(Cycle at);
   void maybe_done();
   bool remaining() const { return runs_.empty() ? outer_i_ < outer_ : run_i_ < runs_.size(); }
