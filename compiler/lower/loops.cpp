@@ -46,6 +46,7 @@ struct Range {
 struct TileWork {
   int64_t outer;  // flat index over the outer dims
   int64_t r0, nr;
+  int64_t c0 = 0, nc = -1;  // the tile's columns [c0, c0 + nc); nc < 0: all of them
 };
 
 // First-fit placement of the tiled values of one arena for a given tile height.
@@ -209,8 +210,9 @@ void lower_loops(Kernel& k) {
   }
   for (int v : batched) live.erase(v);
   for (const auto& [v, base] : placed) live.erase(v);
+  int64_t tc = C;  // a tile's columns: all of them, or a stick-column range (below)
   auto value_bytes = [&](int v, int64_t tr) {
-    return round_up((val(v).r ? tr : 1) * (val(v).c ? C : 1) * es(v), cfg.stick_bytes);
+    return round_up((val(v).r ? tr : 1) * (val(v).c ? tc : 1) * es(v), cfg.stick_bytes);
   };
   auto plan_arena = [&](int64_t tr) {
     ArenaPlan a;
@@ -292,6 +294,45 @@ void lower_loops(Kernel& k) {
   // power of two of them fills the DMA's in-flight bytes with whole runs.
   if (cfg.dram_tensor_layout == "stick" && !s.blocked)
     while (tr & (tr - 1)) tr &= tr - 1;
+  // Under the stick layout a tile of whole rows moves each stick column in runs of tr rows x
+  // 128 B. A pointwise kernel (no reduction, nothing indexed, transposed or kept in LX across
+  // kernels) instead takes a range of stick columns of as many of a core's rows as fit, so each
+  // run is that many rows long, as IBM's compiler streams a core's rows of a stick column
+  // (torch-spyre user_guide/tensors_and_layouts.md; its cost model's 8-row underfill). The
+  // range is the fewest sticks whose run moves a DMA burst (a value's tile of 2 rows: 16
+  // sticks), so the tiles stay many, the cores' loads and stores interleave at the DRAM, and a
+  // few rows still fill a burst.
+  int64_t min_es = 8;
+  for (size_t v = 0; v < vals.size(); ++v)
+    if (vals[v].c) min_es = std::min(min_es, es(static_cast<int>(v)));
+  const int64_t stick_cols = cfg.stick_bytes / min_es;  // columns in a stick of each value
+  bool by_columns = cfg.dram_tensor_layout == "stick" && !s.blocked && s.outer.empty() &&
+                    C >= 2 * stick_cols && placed.empty() && k.resident.empty() && !has_iota;
+  for (const auto& v : vals) by_columns = by_columns && !v.transposed;
+  for (const auto& op : p.ops)
+    by_columns =
+        by_columns && op.kind != TOp::Reduce && op.kind != TOp::Gather && op.kind != TOp::Scatter;
+  if (by_columns) {
+    tc = stick_cols;
+    int64_t rows = 1, most_rows = std::max<int64_t>(1, core_rows_max);
+    while (rows < most_rows) {  // the most rows a one-stick tile holds
+      const int64_t mid = (rows + most_rows + 1) / 2;
+      if (fits(mid))
+        rows = mid;
+      else
+        most_rows = mid - 1;
+    }
+    by_columns = fits(rows);
+    if (by_columns) {
+      tr = rows;
+      int64_t sticks =
+          std::min(ceil_div(C, stick_cols), ceil_div(cfg.dma_burst_bytes, tr * cfg.stick_bytes));
+      for (tc = std::min(C, sticks * stick_cols); sticks > 1 && !fits(tr);)
+        tc = std::min(C, --sticks * stick_cols);
+    } else {
+      tc = C;
+    }
+  }
   const ArenaPlan arena = plan_arena(tr);
   int64_t arena_base[2][kArenas];
   for (int w = 0; w < 2; ++w)
@@ -307,14 +348,16 @@ void lower_loops(Kernel& k) {
 
   // --- emission helpers
   int64_t cur_row0 = 0;  // the tile's first row within its core's rows (placed values)
+  int64_t cur_c0 = 0;    // the tile's first column (a hoisted row's columns it uses)
   auto tile_of = [&](int v, int w, int64_t i) {
     const TVal& t = val(v);
     if (auto pl = placed.find(v); pl != placed.end()) {
       const int64_t row = t.c ? C : 1;  // elements of one row of the value
       return Tile{pl->second + cur_row0 * row * es(v), t.c ? C : 1, t.c ? 1 : 0, t.dt};
     }
-    int64_t addr = t.tiled ? arena_base[w][i % kArenas] + arena.offset.at(v) : hoisted.at(v);
-    const int64_t cols = t.c ? C : 1;
+    int64_t addr = t.tiled ? arena_base[w][i % kArenas] + arena.offset.at(v)
+                           : hoisted.at(v) + (t.c ? cur_c0 * es(v) : 0);
+    const int64_t cols = t.c ? (t.tiled ? tc : C) : 1;
     Tile x{addr, t.r ? cols : 0, t.c ? 1 : 0, t.dt};
     if (t.transposed) x.rs = 1, x.cs = tr;
     return x;
@@ -331,8 +374,9 @@ void lower_loops(Kernel& k) {
     const auto a = static_cast<size_t>(op.access);
     const MemAccess& m = p.accesses[a];
     const bool r = s.row.size > 1 && s.row.coeff[a] != 0, c = s.col.size > 1 && s.col.coeff[a] != 0;
-    const int64_t nr = r ? tw.nr : 1, nc = c ? C : 1;
-    const int64_t elem = m.offset + outer_offset(a, tw.outer) + s.row.coeff[a] * tw.r0;
+    const int64_t nr = r ? tw.nr : 1, nc = c ? (tw.nc < 0 ? C : tw.nc) : 1;
+    const int64_t elem = m.offset + outer_offset(a, tw.outer) + s.row.coeff[a] * tw.r0 +
+                         (c ? s.col.coeff[a] * tw.c0 : 0);
     const Tile t = tile_of(v, w, i);
     const DmaShape sh = dma_shape(nr, nc, es(v), t.rs, t.cs, s.row.coeff[a], s.col.coeff[a]);
     return std::make_tuple(k.dram_addr(m.buffer, elem), t.addr, sh);
@@ -376,6 +420,7 @@ void lower_loops(Kernel& k) {
     const int cl = w;
     if (!placed.empty())
       cur_row0 = tw.outer * R + tw.r0 - core_rows[static_cast<size_t>(cur_core)].lo;
+    cur_c0 = tw.c0;
     if (op.kind == TOp::Load) {
       auto [dram, lx, sh] = dma_for(op, op.dst, tw, w, i);
       em.load(dram, lx, sh);
@@ -393,7 +438,7 @@ void lower_loops(Kernel& k) {
       return;
     }
     const TVal& d = val(op.dst);
-    const int64_t rows = d.r ? tw.nr : 1, cols = d.c ? C : 1;
+    const int64_t rows = d.r ? tw.nr : 1, cols = d.c ? (tw.nc < 0 ? C : tw.nc) : 1;
     const Tile dst = tile_of(op.dst, w, i);
     auto src = [&](size_t j) { return tile_of(op.src[j], w, i); };
     if (emit_elementwise(em, cl, op, dst, src, rows, cols)) return;
@@ -432,7 +477,9 @@ void lower_loops(Kernel& k) {
   // bank-interleave span apart (every bank group and bank once per row, the row bits the bank
   // hash folds in included), all cores open rows of the same bank at the same time. Then core c
   // starts its walk at its tile c and wraps around. (64 fp16 rows of 4096 per core, 256 MiB
-  // read and written: 88 -> 92 % of the DRAM bound; tools/bench/membound.)
+  // read and written: 88 -> 92 % of the DRAM bound; tools/bench/membound.) A walk by stick
+  // columns always does: unrotated, every core is in the same stick column at once, its loads'
+  // and stores' runs in step (the fidelity table under the layout 14.7 -> 14.0 % MAPE).
   const int64_t banks = cfg.dram_bank_groups * cfg.dram_banks_per_group;
   const int64_t span =
       cfg.dram_row_bytes * cfg.dram_channels * banks * (cfg.dram_bank_xor ? banks : 1);
@@ -461,10 +508,13 @@ void lower_loops(Kernel& k) {
     for (int64_t u = cr.lo; u < cr.hi;) {
       const int64_t o = u / R, r = u % R;
       const int64_t nr = std::min({tr, cr.hi - u, R - r});
-      walk.push_back({o, r, nr});
+      if (by_columns)
+        for (int64_t c0 = 0; c0 < C; c0 += tc) walk.push_back({o, r, nr, c0, std::min(tc, C - c0)});
+      else
+        walk.push_back({o, r, nr});
       u += nr;
     }
-    const size_t start = rotate ? static_cast<size_t>(core) % walk.size() : 0;
+    const size_t start = rotate || by_columns ? static_cast<size_t>(core) % walk.size() : 0;
     std::vector<std::vector<TileWork>> tiles(static_cast<size_t>(nworkers));
     for (size_t j = 0; j < walk.size(); ++j)
       tiles[j % tiles.size()].push_back(walk[(start + j) % walk.size()]);
@@ -544,7 +594,7 @@ void lower_loops(Kernel& k) {
                        {"rows_per_corelet", rows_w},
                        {"tiles_per_corelet", max_tiles}};
   k.report["tiles"] = {{"rows", tr},
-                       {"cols", C},
+                       {"cols", tc},
                        {"arena_bytes", arena.bytes},
                        {"row_values_stored_once", !batched.empty()},
                        {"rotated_walk", rotate}};

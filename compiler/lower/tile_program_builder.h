@@ -134,6 +134,7 @@ class Builder {
   // is the rows.
   void pick_rows(std::vector<Dim> pw, const Dim& col);
   int64_t row_length(int64_t size, int64_t rows) const;
+  int64_t layout_row(const Dim& d) const;
 
   // --- Translation of the body into tile ops (tile_program.cpp).
 

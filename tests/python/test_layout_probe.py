@@ -47,9 +47,9 @@ def test_bad_arguments_exit_with_a_message():
 
 
 def _load_bytes(cli, tmp_path, layout):
-    """The dma.load sizes of a one-core fp16 4096 x 4096 copy (x + 1.0) under `layout`."""
-    out = tmp_path / f"copy_{layout}.s"
-    ir = ROOT / "tests" / "data" / "ir" / "bench" / "fidelity" / "copy_4096x4096.json"
+    """The dma.load sizes of a one-core fp16 4096 x 2048 softmax under `layout`."""
+    out = tmp_path / f"softmax_{layout}.s"
+    ir = ROOT / "tests" / "data" / "ir" / "bench" / "fidelity" / "softmax_row_tiling_4096x2048.json"
     r = cli("compile", ir, "-o", out, "--set", "compiler.schedule=ibm", "--set",
             "compiler.cores=1", "--set", f"dram.tensor_layout={layout}")
     assert r.returncode == 0, r.stderr
@@ -58,9 +58,11 @@ def _load_bytes(cli, tmp_path, layout):
 
 
 def test_stick_layout_tiles_are_a_power_of_two_of_rows(cli, tmp_path):
-    # Row-major, the loop lowering takes the tallest tile that fits (19 rows of 2048 elements,
-    # 77,824 B); under the stick layout each row of a tile is a 128 B piece of every stick
-    # column's run, and 16 rows (runs of 1 KiB from 8 rows of 8 KiB) fill the DMA's 4 KiB in
-    # flight with whole runs where 19 leave 40 % of it idle.
-    assert max(_load_bytes(cli, tmp_path, "row_major")) == 19 * 4096
-    assert max(_load_bytes(cli, tmp_path, "stick")) == 16 * 4096
+    # A softmax's tiles are whole rows under either layout (a pointwise kernel's are
+    # stick columns under the stick layout: test_stick_tiles.py). Row-major, the loop lowering
+    # takes the tallest tile that fits (19 rows of 2048 elements, 77,824 B); under the stick
+    # layout each row of a tile is a 128 B piece of every stick column's run, and 16 rows (runs
+    # of 2 KiB) fill the DMA's 4 KiB in flight with whole runs where 19 leave part of it idle.
+    row_major, stick = _load_bytes(cli, tmp_path, "row_major"), _load_bytes(cli, tmp_path, "stick")
+    assert 19 * 4096 in row_major and 16 * 4096 not in row_major, sorted(row_major)
+    assert 16 * 4096 in stick and 19 * 4096 not in stick, sorted(stick)
