@@ -35,7 +35,15 @@ DeviceLayout::DeviceLayout(const arch::ArchConfig& cfg, const isa::Program& prog
     if (es == 0 || row == 0 || row % s != 0 || t.bytes % row != 0 || t.dram_addr % s != 0) continue;
     const uint64_t rows = t.bytes / row;
     if (rows < 2 || row == s) continue;  // one row, or one stick per row: the same bytes
-    regions_.push_back(Region{t.dram_addr, t.dram_addr + t.bytes, row, rows});
+    // The first dimension other than 1 is the stick columns' rows; the ones between it and
+    // the last are outermost (torch-spyre's generic stick layout, spyre_tensor_impl.cpp:
+    // [d1, ..., d(n-2), d(n-1) / stick, d0, stick]). Two dimensions: d0 = all the rows.
+    std::vector<uint64_t> dims;
+    for (size_t i = 0; i + 1 < t.size.size(); ++i)
+      if (t.size[i] > 1) dims.push_back(static_cast<uint64_t>(t.size[i]));
+    uint64_t first = rows;
+    if (dims.size() >= 2 && rows % dims[0] == 0) first = dims[0];
+    regions_.push_back(Region{t.dram_addr, t.dram_addr + t.bytes, row, rows, first});
   }
   // Tensors sharing storage (an input a node writes in place) would claim one byte twice: the
   // lowest address keeps it (the program's order among equal ones), a later overlapping one
@@ -56,7 +64,8 @@ uint64_t DeviceLayout::physical(uint64_t addr) const {
   if (addr >= r.end) return addr;
   const auto s = static_cast<uint64_t>(stick_);
   const uint64_t off = addr - r.base, row = off / r.row_bytes, b = off % r.row_bytes;
-  return r.base + b / s * r.rows * s + row * s + b % s;
+  const uint64_t mid = r.rows / r.first;  // rows of the outermost dims, one plane each
+  return r.base + row % mid * r.first * r.row_bytes + b / s * r.first * s + row / mid * s + b % s;
 }
 
 }  // namespace spyre::sim

@@ -65,6 +65,26 @@ TEST(DeviceLayout, StickLaysContiguousTensorsOutStickColumnByStickColumn) {
     EXPECT_EQ(d.physical(a), a) << a;
 }
 
+// More dimensions (torch-spyre's generic stick layout, spyre_tensor_impl.cpp): an fp16
+// [4, 1, 3, 256] tensor is [3, 256 / 64, 4, 64] on the device (the 1 does not count): the byte b
+// of x[i, 0, m, :] at m * 4 * 512 + (b / 128) * 4 * 128 + i * 128 + b % 128, each plane of the
+// middle dimension contiguous, every stick once.
+TEST(DeviceLayout, TheDimensionsBetweenTheFirstAndTheLastAreOutermost) {
+  isa::Program p;
+  p.tensors = {tensor("x", {4, 1, 3, 256}, {768, 768, 256, 1}, 0)};
+  const DeviceLayout d(stick_config(), p);
+  ASSERT_TRUE(d.active());
+  std::set<uint64_t> sticks;
+  for (uint64_t i = 0; i < 4; ++i)
+    for (uint64_t m = 0; m < 3; ++m)
+      for (uint64_t b = 0; b < 512; b += 31) {
+        const uint64_t want = m * 4 * 512 + b / 128 * 4 * 128 + i * 128 + b % 128;
+        ASSERT_EQ(d.physical((i * 3 + m) * 512 + b), want) << i << " " << m << " " << b;
+        sticks.insert(d.physical((i * 3 + m) * 512 + b / 128 * 128));
+      }
+  EXPECT_EQ(sticks.size(), 4u * 3u * 4u);
+}
+
 TEST(DeviceLayout, UnknownLayoutNamesTheKey) {
   arch::ArchConfig cfg = test::config(1);
   cfg.dram_tensor_layout = "column_major";

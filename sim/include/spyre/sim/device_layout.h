@@ -5,12 +5,13 @@
 // rows and S = lx.stick_bytes, the byte at row-major offset r * L + b lies at
 //   (b / S) * R * S + r * S + b % S
 // from the tensor's base, so an fp16 [R, C] is [C/64, R, 64] and a stick column of consecutive
-// rows is one contiguous run. Tensors that are views, not contiguous, a single row, not on a
-// stick boundary, or whose rows are not whole sticks keep their row-major bytes, as do
-// addresses outside every tensor.
-// The DMA engines (dma.h) translate each stick of a transfer and walk the transfer in the
-// layout's contiguous runs; the data itself stays where the program put it (functional runs
-// copy by the program's addresses), so only timing sees the layout.
+// rows is one contiguous run. With more dimensions (those of size 1 dropped) the ones between
+// the first and the last are outermost, as in torch-spyre's generic stick layout: [d0, m, C] is
+// [m, C/64, d0, 64], a plane of d0 rows per index of m. Tensors that are views, not contiguous, a
+// single row, not on a stick boundary, or whose rows are not whole sticks keep their row-major
+// bytes, as do addresses outside every tensor. The DMA engines (dma.h) translate each stick of a
+// transfer and walk the transfer in the layout's contiguous runs; the data itself stays where the
+// program put it (functional runs copy by the program's addresses), so only timing sees the layout.
 #include <cstdint>
 #include <vector>
 
@@ -32,6 +33,7 @@ class DeviceLayout {
  private:
   struct Region {
     uint64_t base, end, row_bytes, rows;
+    uint64_t first;  // rows of one plane: the first dimension other than 1
   };
   std::vector<Region> regions_;  // sorted by base, disjoint
   int64_t stick_ = 128;
