@@ -43,7 +43,7 @@ def test_column_tiles_match_eager(name):
     tiled = [k for k in _kernels(r) if k.get("unit") == "sfp"]
     assert tiled, _kernels(r)
     assert all(k["tiles"]["cols"] < k["split"]["cols"] for k in tiled), [k["tiles"] for k in tiled]
-    row_major = spyre_sim.run(fn, inputs)
+    row_major = spyre_sim.run(fn, inputs, set=["dram.tensor_layout=row_major"])
     assert all(k["tiles"]["cols"] == k["split"]["cols"]
                for k in _kernels(row_major) if k.get("unit") == "sfp")
 

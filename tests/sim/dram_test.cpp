@@ -30,12 +30,15 @@ struct Harness {
   isa::Program program;
   EventQueue q;
   std::vector<uint64_t> landed;
-  // The front end is pinned at 20 ns and the clock at 1.5 GHz so the arithmetic below stays
-  // independent of their settings.
+  // The front end is pinned at 20 ns, the clock at 1.5 GHz, the controller to activating only
+  // precharged banks ahead and the channel to the plain field, so the arithmetic below stays
+  // independent of their settings (a test of another mode sets it).
   Harness() {
     cfg.clock_ghz = 1.5;
     cfg.dram_impl = "lpddr5";
     cfg.dram_frontend_latency_ns = 20.0;
+    cfg.dram_row_prepare = 1;
+    cfg.dram_channel_xor = 0;
   }
   // Each request: {cycle, write, addr}; returns the landing cycles in request order.
   struct Req {

@@ -20,6 +20,7 @@ inline arch::ArchConfig config(int cores = 4) {
   cfg.cores = cores;
   cfg.clock_ghz = 1.5;
   cfg.dram_impl = "fifo";
+  cfg.dram_tensor_layout = "row_major";  // the program's addresses (layout_test sets "stick")
   cfg.mem_port_gbps = 1e6;
   return cfg;
 }

@@ -8,8 +8,9 @@ Each of `cores` cores moves its share of the rows of an fp16 [rows, cols] tensor
 program tensor, so the stick layout applies to it) in tiles of t whole rows: one dma.load per
 tile (and with --copy a dma.store of it into a second tensor), timing-only on "spyre". For
 every tile height it prints the achieved GB/s (bytes moved over device time) row-major and in
-the stick layout, under the settings the fidelity README compares: the defaults,
-dram.row_prepare=2, and dram.row_prepare=2 with dram.channel_xor=1. --set adds a parameter to
+the stick layout, under the settings the fidelity README compares: rows activated only in
+precharged banks (dram.row_prepare=1, channel_xor=0), rows also reopened ahead
+(dram.row_prepare=2), and that with channel hashing (dram.channel_xor=1). --set adds a parameter to
 every run. The programs are generated here (a few thousand instructions each), so the probe
 depends on nothing but the simulator.
 """
@@ -24,9 +25,9 @@ import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 
-SETTINGS = {
-    "defaults": [],
-    "row_prepare=2": ["dram.row_prepare=2"],
+SETTINGS = {  # "spyre"'s defaults are the first
+    "row_prepare=1": ["dram.row_prepare=1", "dram.channel_xor=0"],
+    "row_prepare=2": ["dram.row_prepare=2", "dram.channel_xor=0"],
     "row_prepare=2 + channel_xor": ["dram.row_prepare=2", "dram.channel_xor=1"],
 }
 
