@@ -287,12 +287,15 @@ void lower_loops(Kernel& k) {
     else
       hi = mid - 1;
   }
+  // Under the stick layout a tile's rows are the length of each stick column's run, so a
+  // corelet's rows go in one tile where they fit (a 1 MiB row sum on 32 cores: runs of 512 B,
+  // not 256; 65 -> 105 % of the DRAM bound, tools/bench/membound), and then in a power of two
+  // of them, which fills the DMA's in-flight bytes with whole runs.
+  const bool stick = cfg.dram_tensor_layout == "stick" && !s.blocked;
   int64_t tr = lo;
   if (rows_w >= 2 && !s.blocked)
-    tr = std::min(tr, ceil_div(rows_w, 2));  // 4 or 8 tiles: zoo +4-20 %
-  // Under the stick layout a tile's rows are each stick column's run (sim device_layout.h): a
-  // power of two of them fills the DMA's in-flight bytes with whole runs.
-  if (cfg.dram_tensor_layout == "stick" && !s.blocked)
+    tr = std::min(tr, stick ? rows_w : ceil_div(rows_w, 2));  // 4 or 8 tiles: zoo +4-20 %
+  if (stick)
     while (tr & (tr - 1)) tr &= tr - 1;
   // Under the stick layout a tile of whole rows moves each stick column in runs of tr rows x
   // 128 B. A pointwise kernel (no reduction, nothing indexed, transposed or kept in LX across

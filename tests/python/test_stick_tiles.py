@@ -66,3 +66,13 @@ def test_a_reduction_keeps_tiles_of_whole_rows():
     for k in _kernels(r):
         if k.get("unit") == "sfp":
             assert k["tiles"]["cols"] == k["split"]["cols"], k["tiles"]
+
+
+def test_a_reductions_tile_is_all_of_a_corelets_rows_under_the_layout():
+    # A row sum of fp16 [256, 4096] on 32 cores: 4 rows a corelet. Row-major two tiles of 2
+    # pipeline; under the layout a tile's rows are each stick column's run, so one tile of 4.
+    x = torch.rand(256, 4096, dtype=torch.float16)
+    for sets, rows in ((["dram.tensor_layout=row_major"], 2), (STICK, 4)):
+        r = spyre_sim.run(lambda t: t.sum(-1), (x,), set=sets, timing_only=True)
+        (k,) = _kernels(r)
+        assert k["tiles"]["rows"] == rows and k["split"]["rows_per_corelet"] == 4, k
