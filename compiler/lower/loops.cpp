@@ -309,7 +309,7 @@ void lower_loops(Kernel& k) {
   for (size_t v = 0; v < vals.size(); ++v)
     if (vals[v].c) min_es = std::min(min_es, es(static_cast<int>(v)));
   const int64_t stick_cols = cfg.stick_bytes / min_es;  // columns in a stick of each value
-  bool by_columns = cfg.dram_tensor_layout == "stick" && !s.blocked && s.outer.empty() &&
+  bool by_columns = cfg.dram_tensor_layout == "stick" && !s.blocked && !s.cut && s.outer.empty() &&
                     C >= 2 * stick_cols && placed.empty() && k.resident.empty() && !has_iota;
   for (const auto& v : vals) by_columns = by_columns && !v.transposed;
   for (const auto& op : p.ops)
@@ -600,7 +600,7 @@ void lower_loops(Kernel& k) {
                        {"cols", tc},
                        {"arena_bytes", arena.bytes},
                        {"row_values_stored_once", !batched.empty()},
-                       {"rotated_walk", rotate}};
+                       {"rotated_walk", rotate || by_columns}};
   k.report["ops"] = static_cast<int64_t>(p.ops.size());
 }
 

@@ -402,8 +402,9 @@ void Builder::build_space() {
     const Dim d = pw[0];
     int64_t cols = row_length(d.size, 1);
     if (cols < 16 && d.size <= 65536) cols = d.size;  // a prime-ish size: one long row
-    if (cfg_.dram_tensor_layout == "stick")
-      if (const int64_t w = layout_row(d); w > 0) cols = w;
+    const int64_t w = layout_row(d);
+    if (cfg_.dram_tensor_layout == "stick" && w > 0) cols = w;
+    s.cut = cols != w;
     s.col = Dim{cols, d.coeff};
     s.row = Dim{d.size / cols, {}};
     for (auto c : d.coeff) s.row.coeff.push_back(c * cols);
@@ -429,6 +430,7 @@ void Builder::build_space() {
   s.outer.push_back(s.row);
   s.row = hi;
   s.col.size = cols;
+  s.cut = true;
 }
 
 int64_t Builder::row_length(int64_t size, int64_t rows) const {
@@ -444,8 +446,9 @@ int64_t Builder::row_length(int64_t size, int64_t rows) const {
 // Under the stick layout, the rows of the tensors a flattened pointwise variable walks: the
 // last dimension they all share, so that a tile's columns are stick columns of whole tensor
 // rows (a row of 2048 cut from two of 1024 would take every other row of a stick column, runs
-// of 128 B). 0 when an access is not a contiguous walk of a tensor of whole-stick rows
-// starting on a row, or the tensors' rows differ.
+// of 128 B). Tensors of one row are not laid out; 0 when an access is not a contiguous walk of
+// a 2-D tensor (dimensions of 1 aside: with more, consecutive rows lie in different planes of
+// the layout) of whole-stick rows starting on a row, or the tensors' rows differ.
 int64_t Builder::layout_row(const Dim& d) const {
   int64_t w = 0;
   for (size_t a = 0; a < p_.accesses.size(); ++a) {
@@ -453,7 +456,9 @@ int64_t Builder::layout_row(const Dim& d) const {
     if (m.buffer.empty() || d.coeff[a] == 0) continue;  // an index; a broadcast element
     const ir::Buffer& b = g_.storage_of(m.buffer);
     const int64_t es = static_cast<int64_t>(isa::dtype_size_bytes(m.dt));
-    if (d.coeff[a] != 1 || b.size.size() < 2) return 0;
+    const auto dims = std::count_if(b.size.begin(), b.size.end(), [](int64_t n) { return n > 1; });
+    if (dims < 2) continue;  // one row (a scratch vector): row-major in the layout too
+    if (d.coeff[a] != 1 || dims > 2) return 0;
     for (size_t i = b.size.size(), want = 1; i-- > 0; want *= static_cast<size_t>(b.size[i]))
       if (b.size[i] > 1 && b.stride[i] != static_cast<int64_t>(want)) return 0;  // contiguous
     const int64_t row = b.size.back();

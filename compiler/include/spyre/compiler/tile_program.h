@@ -46,6 +46,9 @@ struct IterSpace {
   // of about one DRAM word each (the rest of both dims are outer loops) and work is divided in
   // whole blocks of row.size rows, so every DMA run on either side is a whole word.
   bool blocked = false;
+  // The cols are a cut of one flattened variable or of long rows, not the rows of the tensors
+  // it walks (Spyre's device layout lays those out by stick columns: loops.cpp).
+  bool cut = false;
   int64_t outer_count() const;
   int64_t rows_total() const { return outer_count() * row.size; }
 };
