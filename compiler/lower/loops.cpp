@@ -309,8 +309,8 @@ void lower_loops(Kernel& k) {
   for (size_t v = 0; v < vals.size(); ++v)
     if (vals[v].c) min_es = std::min(min_es, es(static_cast<int>(v)));
   const int64_t stick_cols = cfg.stick_bytes / min_es;  // columns in a stick of each value
-  bool by_columns = cfg.dram_tensor_layout == "stick" && !s.blocked && !s.cut && s.outer.empty() &&
-                    C >= 2 * stick_cols && placed.empty() && k.resident.empty() && !has_iota;
+  bool by_columns = stick && !s.cut && s.outer.empty() && C >= 2 * stick_cols && placed.empty() &&
+                    k.resident.empty() && !has_iota;
   for (const auto& v : vals) by_columns = by_columns && !v.transposed;
   for (const auto& op : p.ops)
     by_columns =
