@@ -303,8 +303,13 @@ def run_op(key: str, samples: int | None = None, dtypes: int | None = None) -> d
     return result
 
 
-CHUNK = 16  # ops per worker process (each pays the imports once)
-TIMEOUT_S = 900  # one chunk's wall time before its ops are retried one by one
+# A worker process pays about 6 s of imports and Dynamo and Inductor warm-up before its first
+# op, then about 0.1-0.5 s an op: each job gets a few large chunks (a crashed or hung chunk is
+# retried op by op), their ops dealt out in turn so that the costly families (linalg.*, fft.*,
+# nn.functional.*) spread over them.
+CHUNKS_PER_JOB = 3
+CHUNK_MAX = 128  # ops in one worker process at most
+TIMEOUT_PER_OP_S = 60  # a chunk's wall time, per op, before its ops are retried one by one
 SINGLE_TIMEOUT_S = 180  # one op's, when retried alone
 
 
@@ -340,16 +345,24 @@ def _run_chunk(keys, samples, dtypes, timeout, sets=()):
     return results
 
 
-def run(keys, samples=None, jobs=1, progress=None, timeout=TIMEOUT_S, dtypes=None,
+def chunks_of(keys, jobs):
+    """`keys` dealt into CHUNKS_PER_JOB chunks a job (more where a chunk would pass CHUNK_MAX)."""
+    n = max(1, min(len(keys), max(jobs * CHUNKS_PER_JOB, -(-len(keys) // CHUNK_MAX))))
+    return [keys[i::n] for i in range(n) if keys[i::n]]
+
+
+def run(keys, samples=None, jobs=1, progress=None, timeout=None, dtypes=None,
         host_fallback=False):
     """{key: run_op(key)} over `keys`, in worker processes, `jobs` at a time; `samples` and
     `dtypes`: each op's first so many of them (None: all); `host_fallback`: compiled with
-    compiler.host_fallback=on."""
+    compiler.host_fallback=on; `timeout`: a chunk's wall time (default TIMEOUT_PER_OP_S an
+    op)."""
     sets = HOST_FALLBACK if host_fallback else []
-    chunks = [keys[i:i + CHUNK] for i in range(0, len(keys), CHUNK)]
+    chunks = chunks_of(list(keys), jobs)
     results = {}
     with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
-        for part in pool.map(lambda c: _run_chunk(c, samples, dtypes, timeout, sets), chunks):
+        for part in pool.map(lambda c: _run_chunk(
+                c, samples, dtypes, timeout or TIMEOUT_PER_OP_S * len(c), sets), chunks):
             results.update(part)
             if progress:
                 for key in part:
