@@ -121,6 +121,11 @@ Cycle Lx::book(Cycle start, Cycle dur, const BankCounts& per_bank, Cycle now) {
   const double d = static_cast<double>(std::max<Cycle>(1, dur));
   Cycle end = natural;
   const Cycle keep = now > horizon_ ? now - horizon_ : 0;
+  // Banks an access spreads over evenly often hold the same bookings: a bank whose bookings
+  // and count equal the last bank finished's finishes at the same instant.
+  const Bank* last = nullptr;
+  uint64_t last_u = 0;
+  double last_f = 0;
   for (int k = 0; k < banks_; ++k) {
     const uint64_t u = per_bank[static_cast<size_t>(k)];
     if (u == 0) continue;
@@ -131,8 +136,13 @@ Cycle Lx::book(Cycle start, Cycle dur, const BankCounts& per_bank, Cycle now) {
                          [&](const Booking& x) { return x.to < static_cast<double>(keep); }),
           b.booked.end());
     const double s = static_cast<double>(start), ud = static_cast<double>(u);
-    const double f = finish(b, s, ud, ud / d);
+    const bool same = last && last_u == u && last->booked.size() == b.booked.size() + 1 &&
+                      std::equal(b.booked.begin(), b.booked.end(), last->booked.begin());
+    const double f = same ? last_f : finish(b, s, ud, ud / d);
     b.booked.push_back({s, f, ud / std::max(f - s, kEps)});
+    last = &b;
+    last_u = u;
+    last_f = f;
     b.accesses += u;
     const auto fk = static_cast<Cycle>(std::ceil(f - kEps));
     if (fk > natural) b.stall += fk - natural;

@@ -86,6 +86,26 @@ TEST(Lx, ConflictBetweenTwoUnitsStallsTheLaterBooking) {
   EXPECT_EQ(fresh.access(0, 4, {{0, 128, 8, 2048}}, 0), 8u);
 }
 
+TEST(Lx, EachBankOfAnEvenAccessFinishesByItsOwnBookings) {
+  // One earlier booking on bank b alone (8 accesses over [0, 16), rate 0.5), then an access of
+  // 8 accesses on every bank over [4, 12) (rate 1): bank b gives it 0.5 until 16 (6 by then,
+  // the other 2 at rate 1): 18, stall 6; the other 15 banks 12. Banks with the same bookings
+  // share a finish, so the bank that differs is tried first, last and in the middle.
+  for (int b : {0, 7, 15}) {
+    Lx lx(config());
+    EXPECT_EQ(lx.access(0, 16, {{b * 128, 128, 8, 2048}}, 0), 16u);
+    EXPECT_EQ(lx.access(4, 8, {{0, 2048, 8, 2048}}, 4), 18u) << "bank " << b;
+    auto s = lx.stats();
+    for (int k = 0; k < 16; ++k)
+      EXPECT_EQ(s[k]["conflict_stall_cycles"].get<uint64_t>(), k == b ? 6u : 0u)
+          << "bank " << k << " with the earlier booking on bank " << b;
+    // A third, 4 accesses a bank over [12, 16): the other banks are free from 12 (16); bank b
+    // holds 0.5 + 8/14 until 16 (nothing), 8/14 until 18 (2 x 6/14), then the rest, 22/7, at
+    // rate 1: 21.14, so 22.
+    EXPECT_EQ(lx.access(12, 4, {{0, 2048, 4, 2048}}, 12), 22u) << "bank " << b;
+  }
+}
+
 std::string fill(int cl, int64_t dst) {
   // 16 rows of one 128 B stick, row stride 1024 f16 = 2048 B: all 16 rows in bank 0.
   return "  sfp.fill cl=" + std::to_string(cl) + " dt=f16 dst=" + std::to_string(dst) +

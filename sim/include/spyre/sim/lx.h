@@ -75,6 +75,9 @@ class Lx : public LxPort {
  private:
   struct Booking {
     double from, to, rate;
+    bool operator==(const Booking& o) const {
+      return from == o.from && to == o.to && rate == o.rate;
+    }
   };
   struct Bank {
     std::vector<Booking> booked;
