@@ -96,6 +96,11 @@ std::vector<MatmulGrid> search_matmul_grid(const MatmulShape& s, const arch::Arc
                                            const MatmulSplit& forced, const CostParams& cp,
                                            nlohmann::json* alternatives);
 
+// Output tiles of a core's block (its accumulator's tiles over batches, rows and columns).
+int64_t output_tiles(const MatmulGrid& y) {
+  return y.bb * ceil_div(y.mb, y.tm) * ceil_div(y.nb, y.tn);
+}
+
 }  // namespace
 
 std::vector<std::pair<int64_t, int64_t>> split_range(int64_t n, int64_t parts, int64_t align) {
@@ -159,6 +164,7 @@ MatmulGrid choose_matmul_grid(const MatmulShape& s, const arch::ArchConfig& cfg,
     memo_key.insert(memo_key.end(), forced.tiles.begin(), forced.tiles.end());
     memo_key.push_back(forced.lead);
     memo_key.push_back(forced.whole_rows);
+    memo_key.push_back(forced.one_tile);
     memo_key.insert(memo_key.end(), lx_key->begin(), lx_key->end());
     std::lock_guard<std::mutex> lock(memo->mutex);
     auto it = memo->answers.find(memo_key);
@@ -466,11 +472,11 @@ std::vector<MatmulGrid> search_matmul_grid(const MatmulShape& s, const arch::Arc
                                     x.b_panel ? nkt : x.bufs);
               if (x.lx_bytes > lx_budget) continue;
               evaluate(x, nmt, nnt, nkt);
-              auto key = [](const MatmulGrid& y) {
-                return std::make_tuple(
-                    y.predicted_cycles, y.dram_bytes,
-                    y.bb * ceil_div(y.mb, y.tm) * ceil_div(y.nb, y.tn) * ceil_div(y.kb, y.tk),
-                    y.lead);
+              // Under IBM's schedule one output tile first (MatmulSplit::one_tile).
+              auto key = [&](const MatmulGrid& y) {
+                return std::make_tuple(forced.one_tile && output_tiles(y) > 1, y.predicted_cycles,
+                                       y.dram_bytes, output_tiles(y) * ceil_div(y.kb, y.tk),
+                                       y.lead);
               };
               // The best tiling of each K step depth: tilings that differ only in their lead
               // or a few rows predict alike, the K step trades the PT's drains against DRAM
@@ -489,6 +495,10 @@ std::vector<MatmulGrid> search_matmul_grid(const MatmulShape& s, const arch::Arc
             }
           }
     if (best.empty()) return;
+    if (forced.one_tile && output_tiles(best.front()) == 1)  // the block fits as one tile
+      best.erase(std::remove_if(best.begin(), best.end(),
+                                [](const MatmulGrid& y) { return output_tiles(y) > 1; }),
+                 best.end());
     if (best.size() > kShortlist) best.resize(kShortlist);
     all.push_back(best.front());
     next_tilings.insert(next_tilings.end(), best.begin() + 1, best.end());

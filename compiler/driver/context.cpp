@@ -50,6 +50,7 @@ CompileContext::CompileContext(const CompileOptions& o)
   matmul_split.parts = o.matmul_split;
   matmul_split.tiles = o.matmul_tiles;
   matmul_split.lead = o.matmul_lead;
+  matmul_split.one_tile = o.schedule == "ibm";
 }
 
 }  // namespace spyre::compiler

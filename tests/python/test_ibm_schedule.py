@@ -140,3 +140,30 @@ def test_a_bad_kernel_start_is_an_error_naming_the_option(cli, value):
             "--out", ROOT / "build" / "test-ibm-schedule")
     assert r.returncode == 2, (value, r.stderr)
     assert "compiler.ibm.kernel_start_ns" in r.stderr and "nanoseconds" in r.stderr, r.stderr
+
+
+def _mm_tiles(a, b, *sets):
+    r = spyre_sim.run(torch.mm, (a, b), timing_only=True, set=list(sets))
+    (k,) = r.reports[0]["kernels"]
+    return r, k["tiles"], k["split"]["block"]
+
+
+def test_a_cores_matmul_block_is_one_tile_where_it_fits():
+    """Under IBM's schedule a core computes its output block as one tile when the accumulator
+    and operand slots fit LX, streaming K (IBM's K-sweep reads as compute plus DRAM time: no
+    store overlaps later matmuls); this compiler's own schedule walks smaller tiles. A block
+    that does not fit is tiled as the own schedule tiles it."""
+    torch.manual_seed(0)
+    a, b = torch.rand(2048, 512, dtype=H), torch.rand(512, 2048, dtype=H)
+    split = "compiler.matmul_split=1,4,8,1"
+    own, own_t, block = _mm_tiles(a, b, split)
+    ibm, ibm_t, _ = _mm_tiles(a, b, split, "compiler.schedule=ibm")
+    assert (block["m"], block["n"]) == (512, 256)
+    assert (ibm_t["tm"], ibm_t["tn"], ibm_t["acc_slots"]) == (512, 256, 1), ibm_t
+    assert own_t["tm"] * own_t["tn"] < 512 * 256, own_t
+    assert ibm.cycles > own.cycles  # the output's store no longer hides under the matmuls
+    # One core, 1024 x 1024 outputs: a 4 MiB fp32 accumulator, more than LX holds.
+    x, y = torch.rand(1024, 256, dtype=H), torch.rand(256, 1024, dtype=H)
+    _, own_t, _ = _mm_tiles(x, y, "compiler.cores=1")
+    _, ibm_t, _ = _mm_tiles(x, y, "compiler.cores=1", "compiler.schedule=ibm")
+    assert ibm_t == own_t and ibm_t["tm"] * ibm_t["tn"] < 1024 * 1024

@@ -42,6 +42,12 @@ struct MatmulSplit {
   std::array<int64_t, 4> parts{0, 0, 0, 0};  // b, m, n, k
   std::array<int64_t, 3> tiles{0, 0, 0};     // tm, tn, tk
   int64_t lead = 0;
+  // Under compiler.schedule=ibm: a core's output block as one tile wherever its accumulator
+  // and operand slots fit LX, its K streamed in steps (only the K step depth is searched); a
+  // block that does not fit is tiled as this compiler's own schedule tiles it. The own
+  // schedule also cuts blocks that fit into smaller tiles, so that one tile's store overlaps
+  // the next tile's matmuls.
+  bool one_tile = false;
   // Unforced: only the splits that give every core whole rows of A and of the output (no N or
   // K split; several batches only whole), for the LX plan (lx_residency.h plan_lx_jointly).
   bool whole_rows = false;
