@@ -43,8 +43,9 @@ struct MatmulSplit {
   std::array<int64_t, 3> tiles{0, 0, 0};     // tm, tn, tk
   int64_t lead = 0;
   // Under compiler.schedule=ibm: a core's output block as one tile wherever its accumulator
-  // and operand slots fit LX, its K streamed in steps (only the K step depth is searched); a
-  // block that does not fit is tiled as this compiler's own schedule tiles it. The own
+  // and operand slots fit LX, its K streamed in steps (the division and the K step depth are
+  // still searched); a block that does not fit is tiled as this compiler's own schedule tiles
+  // it. The own
   // schedule also cuts blocks that fit into smaller tiles, so that one tile's store overlaps
   // the next tile's matmuls.
   bool one_tile = false;
