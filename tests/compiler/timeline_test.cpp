@@ -167,8 +167,8 @@ std::vector<std::vector<isa::Instr>> columns(int n, bool crowded) {
 }
 
 TEST(TimelineChannels, LoadsCrowdedOntoOneChannelShareItsRate) {
-  // The plain channel interleave: with channel hashing (the default) a column's rows change
-  // channel with the row bits.
+  // The plain channel interleave, pinned: with channel hashing (dram.channel_xor=1) a
+  // column's rows change channel with the row bits.
   const std::vector<std::string> plain = {"dram.channel_xor=0"};
   const auto cfg = arch::load_arch("spyre", plain);
   const int64_t spread = cycles(columns(8, false), plain);
